@@ -1,0 +1,10 @@
+//! The shared language of TAMSK online: the board, the rules engine, game records and the
+//! wire messages. Pure: no I/O, no clock reads. Time is always a value passed in.
+
+pub mod board;
+pub mod game;
+pub mod settings;
+
+pub use board::Square;
+pub use game::{Action, ActionError, Event, Game, Glass, Outcome, Player};
+pub use settings::{Level, Settings, Setup};
