@@ -3,6 +3,7 @@
 
 pub mod board;
 pub mod game;
+pub mod record;
 pub mod settings;
 
 pub use board::Square;
