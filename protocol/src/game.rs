@@ -1932,3 +1932,7 @@ impl Game {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "game_tests.rs"]
+mod tests;
