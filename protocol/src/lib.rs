@@ -5,6 +5,7 @@ pub mod board;
 pub mod game;
 pub mod record;
 pub mod settings;
+pub mod wire;
 
 pub use board::Square;
 pub use game::{Action, ActionError, Event, Game, Glass, Outcome, Player};

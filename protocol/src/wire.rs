@@ -1,0 +1,340 @@
+//! The wire protocol between the live server and its clients: JSON text frames, one enum
+//! of messages in ([`ClientMessage`]) and one out ([`ServerMessage`]), tagged by `"type"`.
+//!
+//! Documented in `docs/PROTOCOL.md`; `docs/protocol.schema.json` is generated from these
+//! types by [`json_schema`] and kept in sync by a test.
+//!
+//! Every change to a game goes out as a numbered [`ServerMessage::Event`]: per game, `seq`
+//! counts up from 1 without gaps, and `now_ms` is the server's game time when it was sent.
+//! A client that joins or watches gets one [`ServerMessage::Snapshot`] (carrying the seq of
+//! the last event it includes), then the events after it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::{Action, Event, Game, GlassState, Neutral, Player};
+use crate::record::Entry;
+use crate::settings::{Level, Settings};
+
+/// The version a client states in its `hello`. The server refuses other versions.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A live game's id.
+pub type GameId = u64;
+
+/// A per-game event sequence number; the first event of a game is 1, a snapshot of a new
+/// game has seq 0.
+pub type Seq = u64;
+
+/// What a client sends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMessage {
+    /// The first message on every connection. A new player gives a display name (1 to 24
+    /// printable characters, no control characters, no leading or trailing spaces) and gets
+    /// a player id and a secret token; a returning player gives only his token.
+    Hello {
+        version: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+    },
+    /// Asks for a game with exactly these settings (partial JSON takes the level's
+    /// defaults). Two players asking for the same settings are paired at once; both get a
+    /// snapshot of the new game.
+    Seek { settings: Settings },
+    /// Withdraws one's seek.
+    CancelSeek,
+    /// Lists live games.
+    ListGames,
+    /// Watches a game as a spectator. With `after_seq`, resumes after that event.
+    Watch {
+        game: GameId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after_seq: Option<Seq>,
+    },
+    /// Takes one's own seat in a game again (after a reconnect). With `after_seq`, the
+    /// server sends exactly the events after it, or a snapshot when they are gone.
+    Join {
+        game: GameId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after_seq: Option<Seq>,
+    },
+    /// Stops receiving a game's events. A player who leaves is disconnected from his seat
+    /// (his grace starts) but keeps it.
+    Leave { game: GameId },
+    /// An action in a game, for one's own seat. The server stamps it with the instant it
+    /// received the frame.
+    Act { game: GameId, action: Action },
+    /// Claims the win after the opponent's reconnection grace ran out (abandonment).
+    ClaimAbandonment { game: GameId },
+    /// Asks for the server's time; `client_ms` is echoed back.
+    Ping {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_ms: Option<u64>,
+    },
+    /// Answers a server [`ServerMessage::Ping`]; the server measures lag from it.
+    Pong { nonce: u64 },
+}
+
+/// What the server sends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// The answer to `hello`.
+    Welcome {
+        version: u32,
+        player_id: String,
+        name: String,
+        /// Keep it secret: presenting it in a later `hello` makes you the same player.
+        token: String,
+        /// Server wall-clock time, ms since the Unix epoch.
+        server_ms: u64,
+        /// Live games in which this player has a seat (to `join` after a reconnect).
+        games: Vec<GameId>,
+    },
+    /// The seek is registered; a snapshot follows when an opponent asks for the same
+    /// settings.
+    Seeking { settings: Settings },
+    SeekCancelled,
+    /// The answer to `list_games`.
+    Games { games: Vec<GameSummary> },
+    /// The whole state of a game at `seq` (the last event it includes). Events with higher
+    /// seq follow.
+    Snapshot(Box<Snapshot>),
+    /// The answer to a `join`/`watch` with `after_seq` whose events are still in the
+    /// history: exactly the events after `after_seq` follow, in order.
+    Resumed {
+        game: GameId,
+        after_seq: Seq,
+        /// Your seat; `None` for a watcher.
+        seat: Option<Player>,
+    },
+    /// A numbered change of a game.
+    Event(Box<GameEvent>),
+    /// The number of watchers of a game changed (not numbered).
+    Watchers { game: GameId, count: u32 },
+    /// You no longer receive this game's events.
+    Left { game: GameId },
+    /// The answer to `ping`.
+    Pong {
+        client_ms: Option<u64>,
+        /// Server wall-clock time, ms since the Unix epoch.
+        server_ms: u64,
+        /// The last round trip the server measured on this connection.
+        lag_ms: Option<u64>,
+    },
+    /// The server measures lag: answer with `pong` and the same nonce at once.
+    Ping { nonce: u64, server_ms: u64 },
+    /// The round trip the server measured on this connection.
+    Lag { rtt_ms: u64 },
+    /// A refused message: nothing changed. `code` is stable, `message` is for people.
+    Error {
+        code: String,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        game: Option<GameId>,
+    },
+}
+
+/// The whole state of a game.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Snapshot {
+    pub game: GameId,
+    /// The seq of the last event this snapshot includes.
+    pub seq: Seq,
+    /// The server's game time when it was taken (ms since the game started).
+    pub now_ms: u64,
+    /// Your seat; `None` for a watcher.
+    pub seat: Option<Player>,
+    pub red: SeatInfo,
+    pub black: SeatInfo,
+    pub watchers: u32,
+    /// The engine's whole state, to replay later entries on.
+    pub state: Game,
+    pub sand: SandTable,
+}
+
+/// A seat of a game.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SeatInfo {
+    pub player_id: String,
+    pub name: String,
+    pub connected: bool,
+    /// While disconnected: the game time at which the grace runs out and the opponent may
+    /// claim the win.
+    pub grace_until_ms: Option<u64>,
+}
+
+/// One numbered change of a game.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GameEvent {
+    pub game: GameId,
+    pub seq: Seq,
+    /// The server's game time when the change was made.
+    pub now_ms: u64,
+    #[serde(flatten)]
+    pub change: Change,
+}
+
+/// What changed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Change {
+    /// The engine moved on: `entry` is what caused it (apply it to a replica to stay
+    /// exact), `events` what happened, `sand` every hourglass's sand afterwards.
+    Play {
+        entry: Entry,
+        events: Vec<Event>,
+        sand: SandTable,
+    },
+    /// A player's connection came or went. While he is away, `grace_until_ms` is the game
+    /// time at which his opponent may claim the win.
+    Presence {
+        player: Player,
+        connected: bool,
+        grace_until_ms: Option<u64>,
+    },
+    /// `player`'s grace ran out: his opponent may now send `claim_abandonment`.
+    GraceExpired { player: Player },
+}
+
+/// Everything needed to draw the sand of every hourglass and of the 15-second timer:
+/// remaining at `t` is `max(0, top_ms - (t - since_ms))` for a started, live hourglass.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SandTable {
+    pub glasses: Vec<GlassState>,
+    pub neutral: Neutral,
+}
+
+impl SandTable {
+    pub fn of(game: &Game) -> SandTable {
+        SandTable {
+            glasses: game.glasses().to_vec(),
+            neutral: *game.neutral(),
+        }
+    }
+}
+
+/// A live game in the list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GameSummary {
+    pub game: GameId,
+    pub level: Level,
+    pub settings: Settings,
+    pub red: PlayerRef,
+    pub black: PlayerRef,
+    pub move_count: u32,
+    pub watchers: u32,
+    /// `playing`, `finished` or `aborted`.
+    pub state: String,
+}
+
+/// A player as others see him.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlayerRef {
+    pub player_id: String,
+    pub name: String,
+}
+
+impl ServerMessage {
+    pub fn error(code: impl Into<String>, message: impl Into<String>) -> ServerMessage {
+        ServerMessage::Error {
+            code: code.into(),
+            message: message.into(),
+            game: None,
+        }
+    }
+}
+
+/// The JSON Schema of both message enums (draft-07), as committed in
+/// `docs/protocol.schema.json`.
+pub fn json_schema() -> serde_json::Value {
+    use schemars::gen::SchemaSettings;
+    let mut gen = SchemaSettings::draft07().into_generator();
+    let client = gen.subschema_for::<ClientMessage>();
+    let server = gen.subschema_for::<ServerMessage>();
+    let definitions = gen.take_definitions();
+    serde_json::json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": "TAMSK online wire protocol",
+        "description": format!(
+            "Protocol version {PROTOCOL_VERSION}. Every frame is one JSON object: a client sends a ClientMessage, the server sends a ServerMessage."
+        ),
+        "properties": { "client": client, "server": server },
+        "definitions": definitions,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_tagged_json() {
+        let m: ClientMessage =
+            serde_json::from_str(r#"{"type":"act","game":3,"action":{"type":"start","from":"d1"}}"#)
+                .unwrap();
+        assert_eq!(
+            m,
+            ClientMessage::Act {
+                game: 3,
+                action: Action::Start {
+                    from: "d1".parse().unwrap()
+                }
+            }
+        );
+        let m: ClientMessage =
+            serde_json::from_str(r#"{"type":"seek","settings":{"level":2}}"#).unwrap();
+        assert!(matches!(m, ClientMessage::Seek { settings } if settings.level == Level::Two));
+        let e = serde_json::to_value(ServerMessage::error("bad_json", "oops")).unwrap();
+        assert_eq!(
+            e,
+            serde_json::json!({"type":"error","code":"bad_json","message":"oops"})
+        );
+    }
+
+    #[test]
+    fn events_and_snapshots_round_trip() {
+        let game = Game::new(Settings::blitz(Level::Three));
+        let snap = ServerMessage::Snapshot(Box::new(Snapshot {
+            game: 1,
+            seq: 0,
+            now_ms: 0,
+            seat: Some(Player::Red),
+            red: SeatInfo {
+                player_id: "r".into(),
+                name: "R".into(),
+                connected: true,
+                grace_until_ms: None,
+            },
+            black: SeatInfo {
+                player_id: "b".into(),
+                name: "B".into(),
+                connected: false,
+                grace_until_ms: Some(60_000),
+            },
+            watchers: 0,
+            sand: SandTable::of(&game),
+            state: game,
+        }));
+        let text = serde_json::to_string(&snap).unwrap();
+        assert!(text.starts_with(r#"{"type":"snapshot""#), "{text}");
+        assert_eq!(serde_json::from_str::<ServerMessage>(&text).unwrap(), snap);
+        let ev = ServerMessage::Event(Box::new(GameEvent {
+            game: 1,
+            seq: 7,
+            now_ms: 10,
+            change: Change::Presence {
+                player: Player::Black,
+                connected: false,
+                grace_until_ms: Some(70),
+            },
+        }));
+        let v = serde_json::to_value(&ev).unwrap();
+        assert_eq!(v["type"], "event");
+        assert_eq!(v["kind"], "presence");
+        assert_eq!(v["seq"], 7);
+        assert_eq!(serde_json::from_value::<ServerMessage>(v).unwrap(), ev);
+    }
+}
