@@ -3,6 +3,7 @@
 
 pub mod board;
 pub mod game;
+pub mod notation;
 pub mod record;
 pub mod settings;
 pub mod wire;
