@@ -5,6 +5,7 @@ pub mod board;
 pub mod game;
 pub mod notation;
 pub mod record;
+pub mod render;
 pub mod settings;
 pub mod wire;
 
