@@ -95,10 +95,14 @@ pub enum ServerMessage {
     },
     /// The seek is registered; a snapshot follows when an opponent asks for the same
     /// settings.
-    Seeking { settings: Settings },
+    Seeking {
+        settings: Settings,
+    },
     SeekCancelled,
     /// The answer to `list_games`.
-    Games { games: Vec<GameSummary> },
+    Games {
+        games: Vec<GameSummary>,
+    },
     /// The whole state of a game at `seq` (the last event it includes). Events with higher
     /// seq follow.
     Snapshot(Box<Snapshot>),
@@ -113,9 +117,14 @@ pub enum ServerMessage {
     /// A numbered change of a game.
     Event(Box<GameEvent>),
     /// The number of watchers of a game changed (not numbered).
-    Watchers { game: GameId, count: u32 },
+    Watchers {
+        game: GameId,
+        count: u32,
+    },
     /// You no longer receive this game's events.
-    Left { game: GameId },
+    Left {
+        game: GameId,
+    },
     /// The answer to `ping`.
     Pong {
         client_ms: Option<u64>,
@@ -125,9 +134,14 @@ pub enum ServerMessage {
         lag_ms: Option<u64>,
     },
     /// The server measures lag: answer with `pong` and the same nonce at once.
-    Ping { nonce: u64, server_ms: u64 },
+    Ping {
+        nonce: u64,
+        server_ms: u64,
+    },
     /// The round trip the server measured on this connection.
-    Lag { rtt_ms: u64 },
+    Lag {
+        rtt_ms: u64,
+    },
     /// A refused message: nothing changed. `code` is stable, `message` is for people.
     Error {
         code: String,
@@ -272,9 +286,10 @@ mod tests {
 
     #[test]
     fn messages_are_tagged_json() {
-        let m: ClientMessage =
-            serde_json::from_str(r#"{"type":"act","game":3,"action":{"type":"start","from":"d1"}}"#)
-                .unwrap();
+        let m: ClientMessage = serde_json::from_str(
+            r#"{"type":"act","game":3,"action":{"type":"start","from":"d1"}}"#,
+        )
+        .unwrap();
         assert_eq!(
             m,
             ClientMessage::Act {

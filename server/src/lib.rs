@@ -1,1 +1,64 @@
-pub fn placeholder() {}
+//! TAMSK online: the authoritative real-time websocket server.
+//!
+//! [`run`] serves one listener until `shutdown` completes: the websocket at `/ws` and
+//! plain HTTP beside it (`/healthz`). Each live game is one task owning its engine and
+//! clocks ([`game`]); each connection is one reading task plus one writing task with a
+//! bounded queue between them ([`connection`]); [`hub`] is what they share.
+
+pub mod config;
+pub mod connection;
+pub mod game;
+pub mod http;
+pub mod hub;
+pub mod limits;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::serve::ListenerExt;
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+
+pub use config::Config;
+
+/// Serves with the default [`Config`] until `shutdown` completes.
+pub async fn run(listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) {
+    run_with(listener, Config::default(), shutdown).await
+}
+
+/// Serves with `config` until `shutdown` completes; then aborts live games, closes every
+/// connection and returns once their tasks have ended (or after a few seconds).
+pub async fn run_with(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
+    let send_buffer = config.socket_send_buffer;
+    let hub = Arc::new(hub::Hub::new(config, stop_rx, alive_tx));
+    if let Ok(addr) = listener.local_addr() {
+        tracing::info!(%addr, "listening");
+    }
+    let listener = listener.tap_io(move |tcp| {
+        let _ = tcp.set_nodelay(true);
+        if let Some(size) = send_buffer {
+            let _ = socket2::SockRef::from(&*tcp).set_send_buffer_size(size);
+        }
+    });
+    let app = http::router(hub.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let result = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            tracing::info!("shutting down");
+            let _ = stop_tx.send(true);
+        })
+        .await;
+    if let Err(e) = result {
+        tracing::error!(error = %e, "server error");
+    }
+    drop(hub);
+    let _ = tokio::time::timeout(Duration::from_secs(5), alive_rx.recv()).await;
+}

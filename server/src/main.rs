@@ -1,1 +1,100 @@
-fn main() {}
+//! `tamsk-server`: the live TAMSK server.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::Parser;
+use server::Config;
+use tracing_subscriber::EnvFilter;
+
+/// TAMSK online: authoritative real-time websocket server.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// Address to listen on; the websocket is at /ws, health at /healthz.
+    #[arg(long, env = "TAMSK_LISTEN", default_value = "127.0.0.1:7878")]
+    listen: SocketAddr,
+    /// Structured (JSON) logs. Log level from RUST_LOG (default info).
+    #[arg(long, env = "TAMSK_LOG_JSON")]
+    log_json: bool,
+    /// How long a disconnected player keeps his seat before the opponent may claim the win.
+    #[arg(long, env = "TAMSK_RECONNECT_GRACE_MS", default_value_t = 60_000)]
+    reconnect_grace_ms: u64,
+    /// Largest accepted text message, in bytes.
+    #[arg(long, env = "TAMSK_MAX_FRAME_BYTES", default_value_t = 4096)]
+    max_frame_bytes: usize,
+    /// Messages per second per connection (average).
+    #[arg(long, env = "TAMSK_RATE_PER_SEC", default_value_t = 20)]
+    rate_per_sec: u32,
+    /// Burst of messages per connection.
+    #[arg(long, env = "TAMSK_RATE_BURST", default_value_t = 40)]
+    rate_burst: u32,
+    /// Open connections per client address.
+    #[arg(long, env = "TAMSK_MAX_CONNS_PER_IP", default_value_t = 16)]
+    max_conns_per_ip: usize,
+    /// Frames queued per connection before a client that stopped reading is cut off.
+    #[arg(long, env = "TAMSK_OUTBOUND_QUEUE", default_value_t = 128)]
+    outbound_queue: usize,
+    /// Events kept per game for reconnects.
+    #[arg(long, env = "TAMSK_HISTORY", default_value_t = 256)]
+    history: usize,
+    /// Lag-measuring ping interval.
+    #[arg(long, env = "TAMSK_PING_INTERVAL_MS", default_value_t = 5_000)]
+    ping_interval_ms: u64,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    if args.log_json {
+        tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .init();
+    } else {
+        tracing_subscriber::fmt().with_env_filter(filter).init();
+    }
+    let defaults = Config::default();
+    let config = Config {
+        reconnect_grace: Duration::from_millis(args.reconnect_grace_ms),
+        max_frame_bytes: args.max_frame_bytes,
+        hard_max_message_bytes: defaults
+            .hard_max_message_bytes
+            .max(args.max_frame_bytes * 4),
+        rate_per_sec: args.rate_per_sec,
+        rate_burst: args.rate_burst,
+        max_conns_per_ip: args.max_conns_per_ip,
+        outbound_queue: args.outbound_queue,
+        history: args.history,
+        ping_interval: Duration::from_millis(args.ping_interval_ms),
+        idle_timeout: defaults
+            .idle_timeout
+            .max(Duration::from_millis(args.ping_interval_ms * 3)),
+        ..defaults
+    };
+    let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    server::run_with(listener, config, shutdown_signal()).await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}

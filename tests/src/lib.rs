@@ -1,1 +1,414 @@
+//! Helpers for the integration tests: a real server on port 0 and a websocket test client
+//! that keeps an exact replica of each game it plays or watches.
 
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use protocol::game::{Action, Event, Game, Player};
+use protocol::settings::Settings;
+use protocol::wire::{
+    Change, ClientMessage, GameEvent, GameId, SandTable, Seq, ServerMessage, Snapshot,
+    PROTOCOL_VERSION,
+};
+use server::Config;
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// How long any single await may take before the test fails instead of hanging.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// A server started on an ephemeral port, stopped when dropped.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Short timings for tests.
+pub fn test_config() -> Config {
+    Config {
+        reconnect_grace: Duration::from_millis(600),
+        ping_interval: Duration::from_secs(3600),
+        idle_timeout: Duration::from_secs(3600),
+        ..Config::default()
+    }
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        TestServer::start_with(test_config()).await
+    }
+
+    pub async fn start_with(config: Config) -> TestServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(server::run_with(listener, config, async {
+            let _ = stopped.await;
+        }));
+        TestServer {
+            addr,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    pub fn ws_url(&self) -> String {
+        format!("ws://{}/ws", self.addr)
+    }
+
+    /// Stops the server and waits for it to finish.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            tokio::time::timeout(WAIT, task)
+                .await
+                .expect("server stops")
+                .expect("server task");
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+pub type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// A websocket client speaking the wire protocol.
+pub struct Client {
+    pub ws: Ws,
+    pub player_id: String,
+    pub token: String,
+    pub name: String,
+}
+
+/// Awaits `fut` or fails the test after [`WAIT`].
+pub async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) -> T {
+    match tokio::time::timeout(WAIT, fut).await {
+        Ok(v) => v,
+        Err(_) => panic!("timed out waiting for {what}"),
+    }
+}
+
+impl Client {
+    /// Connects without saying hello.
+    pub async fn connect(server: &TestServer) -> Client {
+        let (ws, _) = within("connect", tokio_tungstenite::connect_async(server.ws_url()))
+            .await
+            .expect("websocket connect");
+        Client {
+            ws,
+            player_id: String::new(),
+            token: String::new(),
+            name: String::new(),
+        }
+    }
+
+    /// Connects and says hello as a new player.
+    pub async fn new_player(server: &TestServer, name: &str) -> Client {
+        let mut c = Client::connect(server).await;
+        c.send(&ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: Some(name.into()),
+            token: None,
+        })
+        .await;
+        c.expect_welcome().await;
+        c
+    }
+
+    /// Connects and says hello with a token; returns the games listed in the welcome.
+    pub async fn returning(server: &TestServer, token: &str) -> (Client, Vec<GameId>) {
+        let mut c = Client::connect(server).await;
+        c.send(&ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: None,
+            token: Some(token.into()),
+        })
+        .await;
+        let games = c.expect_welcome().await;
+        (c, games)
+    }
+
+    async fn expect_welcome(&mut self) -> Vec<GameId> {
+        match self.recv().await {
+            ServerMessage::Welcome {
+                player_id,
+                token,
+                name,
+                games,
+                ..
+            } => {
+                self.player_id = player_id;
+                self.token = token;
+                self.name = name;
+                games
+            }
+            other => panic!("expected welcome, got {other:?}"),
+        }
+    }
+
+    pub async fn send(&mut self, msg: &ClientMessage) {
+        let text = serde_json::to_string(msg).expect("encode");
+        self.send_raw(&text).await;
+    }
+
+    pub async fn send_raw(&mut self, text: &str) {
+        within("send", self.ws.send(Message::text(text)))
+            .await
+            .expect("send");
+    }
+
+    /// The next server message (answering server pings on the way).
+    pub async fn recv(&mut self) -> ServerMessage {
+        loop {
+            match self.recv_frame().await {
+                Some(ServerMessage::Ping { nonce, .. }) => {
+                    self.send(&ClientMessage::Pong { nonce }).await;
+                }
+                Some(m) => return m,
+                None => panic!("connection closed while waiting for a message"),
+            }
+        }
+    }
+
+    /// The next message as is, or `None` when the connection closed.
+    pub async fn recv_frame(&mut self) -> Option<ServerMessage> {
+        loop {
+            let frame = within("a server message", self.ws.next()).await;
+            match frame {
+                None | Some(Err(_)) => return None,
+                Some(Ok(Message::Text(text))) => {
+                    return Some(
+                        serde_json::from_str(text.as_str())
+                            .unwrap_or_else(|e| panic!("bad server message {text}: {e}")),
+                    )
+                }
+                Some(Ok(Message::Close(_))) => return None,
+                Some(Ok(_)) => continue,
+            }
+        }
+    }
+
+    /// Reads until the connection closes; returns the close frame's code if any.
+    pub async fn closed(&mut self) -> Option<u16> {
+        loop {
+            match within("close", self.ws.next()).await {
+                None | Some(Err(_)) => return None,
+                Some(Ok(Message::Close(frame))) => return frame.map(|f| u16::from(f.code)),
+                Some(Ok(_)) => continue,
+            }
+        }
+    }
+
+    /// Expects an error with `code` as the next message; returns its human message.
+    pub async fn expect_error(&mut self, code: &str) -> String {
+        match self.recv().await {
+            ServerMessage::Error {
+                code: c, message, ..
+            } if c == code => message,
+            other => panic!("expected error {code}, got {other:?}"),
+        }
+    }
+
+    /// A ping round trip: proves everything sent before was handled.
+    pub async fn sync(&mut self) {
+        self.send(&ClientMessage::Ping {
+            client_ms: Some(4242),
+        })
+        .await;
+        match self.recv().await {
+            ServerMessage::Pong {
+                client_ms: Some(4242),
+                ..
+            } => {}
+            other => panic!("expected pong, got {other:?}"),
+        }
+    }
+}
+
+/// A client following one game (as a player or a watcher), with an exact replica built
+/// from the snapshot and the entries of the events.
+pub struct Follower {
+    pub client: Client,
+    pub game: GameId,
+    pub seat: Option<Player>,
+    pub replica: Game,
+    pub seq: Seq,
+    /// Every numbered event received, in order.
+    pub log: Vec<GameEvent>,
+    pub snapshot: Snapshot,
+}
+
+impl Follower {
+    pub fn from_snapshot(client: Client, snapshot: Snapshot) -> Follower {
+        Follower {
+            client,
+            game: snapshot.game,
+            seat: snapshot.seat,
+            replica: snapshot.state.clone(),
+            seq: snapshot.seq,
+            log: Vec::new(),
+            snapshot,
+        }
+    }
+
+    /// Waits for a snapshot (skipping other messages) and follows its game.
+    pub async fn await_snapshot(mut client: Client) -> Follower {
+        loop {
+            match client.recv().await {
+                ServerMessage::Snapshot(s) => return Follower::from_snapshot(client, *s),
+                ServerMessage::Seeking { .. } | ServerMessage::Watchers { .. } => continue,
+                other => panic!("expected a snapshot, got {other:?}"),
+            }
+        }
+    }
+
+    pub fn seat(&self) -> Player {
+        self.seat.expect("a player")
+    }
+
+    pub async fn act(&mut self, action: Action) {
+        let game = self.game;
+        self.client.send(&ClientMessage::Act { game, action }).await;
+    }
+
+    /// The next numbered event. Checks that seq has no gap, that the entry replayed on the
+    /// replica gives exactly the events the server sent, and that the sand table matches.
+    pub async fn next_event(&mut self) -> GameEvent {
+        loop {
+            match self.client.recv().await {
+                ServerMessage::Event(ev) => {
+                    self.check(&ev);
+                    return *ev;
+                }
+                ServerMessage::Watchers { .. } | ServerMessage::Lag { .. } => continue,
+                other => panic!("expected an event, got {other:?}"),
+            }
+        }
+    }
+
+    /// Applies a received event to the replica, with the checks of [`Follower::next_event`].
+    pub fn check(&mut self, ev: &GameEvent) {
+        assert_eq!(ev.game, self.game);
+        assert_eq!(ev.seq, self.seq + 1, "events are numbered without gaps");
+        self.seq = ev.seq;
+        if let Change::Play {
+            entry,
+            events,
+            sand,
+        } = &ev.change
+        {
+            let mine = entry
+                .apply_to(&mut self.replica)
+                .expect("the server's entry applies to the replica");
+            assert_eq!(&mine, events, "replica and server agree on the events");
+            assert_eq!(sand, &SandTable::of(&self.replica), "sand table matches");
+        }
+        self.log.push(ev.clone());
+    }
+
+    /// The next error message; events on the way are taken in (and checked) as usual.
+    pub async fn expect_error(&mut self, code: &str) -> String {
+        loop {
+            match self.client.recv().await {
+                ServerMessage::Error {
+                    code: c, message, ..
+                } if c == code => return message,
+                ServerMessage::Watchers { .. } => continue,
+                ServerMessage::Event(ev) => self.check(&ev),
+                other => panic!("expected error {code}, got {other:?}"),
+            }
+        }
+    }
+
+    /// Reads events until an engine event matches; returns it with its message.
+    pub async fn until(&mut self, what: &str, pred: impl Fn(&Event) -> bool) -> (GameEvent, Event) {
+        loop {
+            let ev = within(what, self.next_event()).await;
+            if let Change::Play { events, .. } = &ev.change {
+                if let Some(e) = events.iter().find(|e| pred(e)) {
+                    let e = e.clone();
+                    return (ev, e);
+                }
+            }
+        }
+    }
+
+    /// Reads events until a change matches.
+    pub async fn until_change(&mut self, what: &str, pred: impl Fn(&Change) -> bool) -> GameEvent {
+        loop {
+            let ev = within(what, self.next_event()).await;
+            if pred(&ev.change) {
+                return ev;
+            }
+        }
+    }
+
+    /// Reads events until the replica has caught up with `other`'s seq.
+    pub async fn catch_up_to(&mut self, seq: Seq) {
+        while self.seq < seq {
+            self.next_event().await;
+        }
+    }
+}
+
+/// Engine events of a numbered event (empty for presence changes).
+pub fn engine_events(ev: &GameEvent) -> &[Event] {
+    match &ev.change {
+        Change::Play { events, .. } => events,
+        _ => &[],
+    }
+}
+
+/// Two new players seek `settings`; returns them seated as `(red, black)`.
+pub async fn start_game(server: &TestServer, settings: &Settings) -> (Follower, Follower) {
+    let mut a = Client::new_player(server, "Alice").await;
+    let mut b = Client::new_player(server, "Bob").await;
+    a.send(&ClientMessage::Seek {
+        settings: settings.clone(),
+    })
+    .await;
+    match a.recv().await {
+        ServerMessage::Seeking { settings: s } => assert_eq!(&s, settings),
+        other => panic!("expected seeking, got {other:?}"),
+    }
+    b.send(&ClientMessage::Seek {
+        settings: settings.clone(),
+    })
+    .await;
+    let a = Follower::await_snapshot(a).await;
+    let b = Follower::await_snapshot(b).await;
+    assert_eq!(a.game, b.game);
+    assert_ne!(a.seat, b.seat);
+    if a.seat() == Player::Red {
+        (a, b)
+    } else {
+        (b, a)
+    }
+}
+
+pub fn sq(s: &str) -> protocol::Square {
+    s.parse().expect("square")
+}
+
+/// A move with or without the drop.
+pub fn mv(from: &str, to: &str, drop: bool) -> Action {
+    Action::Move {
+        from: sq(from),
+        to: sq(to),
+        drop,
+    }
+}

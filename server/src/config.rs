@@ -1,0 +1,67 @@
+//! Server settings: limits and timings. Everything has a production default; tests use
+//! short ones.
+
+use std::time::Duration;
+
+/// Limits and timings of a server.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// A text frame longer than this is refused with `frame_too_large` (a strike).
+    pub max_frame_bytes: usize,
+    /// A message longer than this closes the connection at once (1009). Also the largest
+    /// websocket frame accepted.
+    pub hard_max_message_bytes: usize,
+    /// Messages per second a connection may send on average...
+    pub rate_per_sec: u32,
+    /// ...with bursts of this many.
+    pub rate_burst: u32,
+    /// Strikes (rate or size breaches) within `strike_window` after which the connection
+    /// is closed.
+    pub max_strikes: u32,
+    pub strike_window: Duration,
+    /// Open websocket connections per client address.
+    pub max_conns_per_ip: usize,
+    /// Messages waiting for one connection's socket; a connection whose queue is full is
+    /// cut off (it stopped reading).
+    pub outbound_queue: usize,
+    /// Commands waiting for one game task; beyond it a command is refused with `game_busy`.
+    pub game_queue: usize,
+    /// Events kept per game for reconnects.
+    pub history: usize,
+    /// How long a disconnected player keeps his seat before the opponent may claim.
+    pub reconnect_grace: Duration,
+    /// How long a finished game stays listed and joinable.
+    pub linger: Duration,
+    /// How often the server pings each connection to measure lag.
+    pub ping_interval: Duration,
+    /// A connection that sends nothing (not even a pong) for this long is closed.
+    pub idle_timeout: Duration,
+    /// Kernel send buffer of each accepted socket (small keeps per-socket memory small
+    /// and makes a client that stops reading show up quickly). `None`: the system's.
+    pub socket_send_buffer: Option<usize>,
+    /// Websocket write buffer of each connection.
+    pub ws_write_buffer: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            max_frame_bytes: 4 * 1024,
+            hard_max_message_bytes: 64 * 1024,
+            rate_per_sec: 20,
+            rate_burst: 40,
+            max_strikes: 10,
+            strike_window: Duration::from_secs(10),
+            max_conns_per_ip: 16,
+            outbound_queue: 128,
+            game_queue: 256,
+            history: 256,
+            reconnect_grace: Duration::from_secs(60),
+            linger: Duration::from_secs(60),
+            ping_interval: Duration::from_secs(5),
+            idle_timeout: Duration::from_secs(30),
+            socket_send_buffer: Some(32 * 1024),
+            ws_write_buffer: 8 * 1024,
+        }
+    }
+}

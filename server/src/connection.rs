@@ -1,0 +1,564 @@
+//! One websocket connection: reads and checks client messages, routes them, and writes
+//! the connection's bounded outbound queue to the socket from a separate task.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
+use futures::stream::{SplitSink, SplitStream};
+use futures::{SinkExt, StreamExt};
+use protocol::wire::{ClientMessage, GameId, ServerMessage, PROTOCOL_VERSION};
+use tokio::sync::mpsc;
+use tokio::time::{interval, Duration, Instant, MissedTickBehavior};
+
+use crate::game::GameCmd;
+use crate::hub::{encode, Hub, Kill, Peer, PlayerRec, SeekResult, Seeker};
+use crate::limits::{validate_name, IpGuard, Limiter, Verdict};
+
+/// Close codes.
+const CLOSE_NORMAL: u16 = 1000;
+const CLOSE_GOING_AWAY: u16 = 1001;
+const CLOSE_POLICY: u16 = 1008;
+const CLOSE_TOO_BIG: u16 = 1009;
+
+/// The `type` tags a client may send; anything else is `unknown_message`.
+pub const CLIENT_TYPES: [&str; 11] = [
+    "hello",
+    "seek",
+    "cancel_seek",
+    "list_games",
+    "watch",
+    "join",
+    "leave",
+    "act",
+    "claim_abandonment",
+    "ping",
+    "pong",
+];
+
+/// Server wall-clock time in ms since the Unix epoch.
+pub fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Refuses a connection over the per-address limit with a clear error, then closes it.
+pub async fn refuse(mut socket: WebSocket, code: &'static str, message: &'static str) {
+    let text = encode(&ServerMessage::error(code, message));
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        socket.send(Message::Text(text)).await?;
+        socket
+            .send(Message::Close(Some(CloseFrame {
+                code: CLOSE_POLICY,
+                reason: Utf8Bytes::from_static(message),
+            })))
+            .await
+    })
+    .await;
+}
+
+struct Conn {
+    hub: Arc<Hub>,
+    peer: Peer,
+    me: Option<Arc<PlayerRec>>,
+    games: HashSet<GameId>,
+    limiter: Limiter,
+    ping_nonce: u64,
+    ping_sent: Option<(u64, Instant)>,
+    lag_ms: Option<u64>,
+}
+
+/// Serves one upgraded websocket until it closes.
+pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
+    let config = hub.config.clone();
+    let (sink, stream) = socket.split();
+    let (tx, rx) = mpsc::channel(config.outbound_queue.max(1));
+    let kill = Arc::new(Kill::default());
+    let peer = Peer {
+        conn: hub.next_conn_id(),
+        tx,
+        kill: kill.clone(),
+    };
+    let writer = tokio::spawn(write_loop(sink, rx, kill.clone()));
+    let mut conn = Conn {
+        hub: hub.clone(),
+        peer,
+        me: None,
+        games: HashSet::new(),
+        limiter: Limiter::new(
+            config.rate_per_sec,
+            config.rate_burst,
+            config.max_strikes,
+            config.strike_window,
+        ),
+        ping_nonce: 0,
+        ping_sent: None,
+        lag_ms: None,
+    };
+    tracing::debug!(conn = conn.peer.conn, "connected");
+    conn.read_loop(stream).await;
+    conn.cleanup().await;
+    kill.kill(CLOSE_NORMAL, "bye");
+    drop(conn);
+    let _ = writer.await;
+}
+
+/// Writes queued frames; on a kill, sends a close frame (briefly) and stops.
+async fn write_loop(
+    mut sink: SplitSink<WebSocket, Message>,
+    mut rx: mpsc::Receiver<Utf8Bytes>,
+    kill: Arc<Kill>,
+) {
+    loop {
+        tokio::select! {
+            biased;
+            reason = kill.killed() => {
+                let frame = Message::Close(Some(CloseFrame {
+                    code: reason.code,
+                    reason: Utf8Bytes::from_static(reason.reason),
+                }));
+                let _ = tokio::time::timeout(Duration::from_secs(1), sink.send(frame)).await;
+                return;
+            }
+            msg = rx.recv() => {
+                let Some(text) = msg else { return };
+                tokio::select! {
+                    biased;
+                    _ = kill.killed() => continue,
+                    res = sink.send(Message::Text(text)) => if res.is_err() {
+                        kill.kill(CLOSE_NORMAL, "write failed");
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Conn {
+    fn send(&self, msg: &ServerMessage) {
+        self.peer.send_msg(msg);
+    }
+
+    fn error(&self, code: &str, message: impl Into<String>, game: Option<GameId>) {
+        self.send(&ServerMessage::Error {
+            code: code.into(),
+            message: message.into(),
+            game,
+        });
+    }
+
+    async fn read_loop(&mut self, mut stream: SplitStream<WebSocket>) {
+        let config = self.hub.config.clone();
+        let mut ping = interval(config.ping_interval);
+        ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        ping.tick().await;
+        let mut shutdown = self.hub.shutdown.clone();
+        let mut last_heard = Instant::now();
+        let kill = self.peer.kill.clone();
+        loop {
+            let idle_deadline = last_heard + config.idle_timeout;
+            tokio::select! {
+                _ = kill.killed() => return,
+                _ = shutdown.changed() => {
+                    kill.kill(CLOSE_GOING_AWAY, "server shutting down");
+                    return;
+                }
+                _ = tokio::time::sleep_until(idle_deadline) => {
+                    kill.kill(CLOSE_POLICY, "idle: nothing received for too long");
+                    return;
+                }
+                _ = ping.tick() => self.ping(),
+                frame = stream.next() => {
+                    let received = Instant::now();
+                    match frame {
+                        None => return,
+                        Some(Err(e)) => {
+                            tracing::debug!(conn = self.peer.conn, error = %e, "read error");
+                            let text = e.to_string();
+                            if text.contains("Space limit exceeded") || text.contains("too long") || text.contains("Capacity") || text.contains("size") {
+                                self.error("frame_too_large", format!("message over the hard limit of {} bytes: closing", config.hard_max_message_bytes), None);
+                                kill.kill(CLOSE_TOO_BIG, "message too big");
+                            }
+                            return;
+                        }
+                        Some(Ok(msg)) => {
+                            last_heard = received;
+                            match msg {
+                                Message::Text(text) => self.text(text.as_str(), received),
+                                Message::Binary(_) => {
+                                    self.error("binary_frame", "frames must be JSON text", None)
+                                }
+                                Message::Close(_) => return,
+                                Message::Ping(_) | Message::Pong(_) => {}
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn ping(&mut self) {
+        self.ping_nonce += 1;
+        self.ping_sent = Some((self.ping_nonce, Instant::now()));
+        self.send(&ServerMessage::Ping {
+            nonce: self.ping_nonce,
+            server_ms: unix_ms(),
+        });
+    }
+
+    fn text(&mut self, text: &str, received: Instant) {
+        let max = self.hub.config.max_frame_bytes;
+        let verdict = if text.len() > max {
+            match self.limiter.strike() {
+                Verdict::Close => Verdict::Close,
+                _ => {
+                    self.error(
+                        "frame_too_large",
+                        format!(
+                            "a message may have at most {max} bytes; this one has {}",
+                            text.len()
+                        ),
+                        None,
+                    );
+                    return;
+                }
+            }
+        } else {
+            self.limiter.message()
+        };
+        match verdict {
+            Verdict::Allow => {}
+            Verdict::Refuse => {
+                self.error(
+                    "rate_limited",
+                    format!(
+                        "too many messages: at most {} per second (bursts of {}); this one was dropped",
+                        self.hub.config.rate_per_sec, self.hub.config.rate_burst
+                    ),
+                    None,
+                );
+                return;
+            }
+            Verdict::Close => {
+                self.error(
+                    "abuse",
+                    "too many refused messages: closing the connection",
+                    None,
+                );
+                self.peer
+                    .kill
+                    .kill(CLOSE_POLICY, "too many refused messages");
+                return;
+            }
+        }
+        match parse(text) {
+            Ok(msg) => self.handle(msg, received),
+            Err((code, message)) => self.error(code, message, None),
+        }
+    }
+
+    fn handle(&mut self, msg: ClientMessage, received: Instant) {
+        let me = match (&msg, &self.me) {
+            (ClientMessage::Hello { .. }, _) => None,
+            (ClientMessage::Ping { .. } | ClientMessage::Pong { .. }, _) => None,
+            (_, Some(me)) => Some(me.clone()),
+            (_, None) => {
+                self.error(
+                    "hello_first",
+                    "say hello first: {\"type\":\"hello\",\"version\":1,\"name\":\"...\"}",
+                    None,
+                );
+                return;
+            }
+        };
+        match msg {
+            ClientMessage::Hello {
+                version,
+                name,
+                token,
+            } => self.hello(version, name, token),
+            ClientMessage::Ping { client_ms } => self.send(&ServerMessage::Pong {
+                client_ms,
+                server_ms: unix_ms(),
+                lag_ms: self.lag_ms,
+            }),
+            ClientMessage::Pong { nonce } => match self.ping_sent {
+                Some((n, sent)) if n == nonce => {
+                    let rtt = sent.elapsed().as_millis() as u64;
+                    self.lag_ms = Some(rtt);
+                    self.ping_sent = None;
+                    self.send(&ServerMessage::Lag { rtt_ms: rtt });
+                }
+                _ => self.error(
+                    "unknown_nonce",
+                    format!("no ping with nonce {nonce} is waiting for an answer"),
+                    None,
+                ),
+            },
+            ClientMessage::Seek { settings } => {
+                let me = me.expect("checked");
+                if self.hub.is_shutting_down() {
+                    self.error("shutting_down", "the server is shutting down", None);
+                    return;
+                }
+                let seeker = Seeker {
+                    player: me,
+                    peer: self.peer.clone(),
+                };
+                match self.hub.seek(settings.clone(), seeker) {
+                    SeekResult::Waiting => self.send(&ServerMessage::Seeking { settings }),
+                    SeekResult::Paired(id) => {
+                        self.games.insert(id);
+                    }
+                }
+            }
+            ClientMessage::CancelSeek => {
+                if self.hub.cancel_seek(self.peer.conn) {
+                    self.send(&ServerMessage::SeekCancelled);
+                } else {
+                    self.error("not_seeking", "you have no seek to cancel", None);
+                }
+            }
+            ClientMessage::ListGames => self.send(&ServerMessage::Games {
+                games: self.hub.summaries(),
+            }),
+            ClientMessage::Watch { game, after_seq } => self.subscribe(game, None, after_seq),
+            ClientMessage::Join { game, after_seq } => {
+                let me = me.expect("checked");
+                match self.hub.game(game) {
+                    Some(h) if h.seats.iter().any(|s| s.id == me.id) => {
+                        self.subscribe(game, Some(me), after_seq)
+                    }
+                    Some(_) => self.error(
+                        "not_a_player",
+                        "you have no seat in this game: use watch to follow it",
+                        Some(game),
+                    ),
+                    None => self.unknown_game(game),
+                }
+            }
+            ClientMessage::Leave { game } => {
+                self.games.remove(&game);
+                self.to_game(
+                    game,
+                    GameCmd::Unsubscribe {
+                        conn: self.peer.conn,
+                        reply: Some(self.peer.clone()),
+                    },
+                );
+            }
+            ClientMessage::Act { game, action } => {
+                let player = me.expect("checked");
+                self.to_game(
+                    game,
+                    GameCmd::Act {
+                        peer: self.peer.clone(),
+                        player,
+                        action,
+                        received,
+                    },
+                );
+            }
+            ClientMessage::ClaimAbandonment { game } => {
+                let player = me.expect("checked");
+                self.to_game(
+                    game,
+                    GameCmd::ClaimAbandonment {
+                        peer: self.peer.clone(),
+                        player,
+                    },
+                );
+            }
+        }
+    }
+
+    fn hello(&mut self, version: u32, name: Option<String>, token: Option<String>) {
+        if version != PROTOCOL_VERSION {
+            self.error(
+                "unsupported_version",
+                format!("this server speaks protocol version {PROTOCOL_VERSION}, not {version}"),
+                None,
+            );
+            return;
+        }
+        if self.me.is_some() {
+            self.error("already_hello", "this connection already said hello", None);
+            return;
+        }
+        let (token, player) = match (token, name) {
+            (Some(token), _) => match self.hub.player_by_token(&token) {
+                Some(p) => (token, p),
+                None => {
+                    self.error(
+                        "unknown_token",
+                        "no player has this token: say hello with a name to get a new one",
+                        None,
+                    );
+                    return;
+                }
+            },
+            (None, Some(name)) => {
+                if let Err(why) = validate_name(&name) {
+                    self.error("bad_name", why, None);
+                    return;
+                }
+                self.hub.register(name)
+            }
+            (None, None) => {
+                self.error(
+                    "bad_name",
+                    "a new player must give a name (or a token to come back)",
+                    None,
+                );
+                return;
+            }
+        };
+        tracing::info!(conn = self.peer.conn, player = %player.id, "hello");
+        self.send(&ServerMessage::Welcome {
+            version: PROTOCOL_VERSION,
+            player_id: player.id.clone(),
+            name: player.name.clone(),
+            token,
+            server_ms: unix_ms(),
+            games: self.hub.games_of(&player.id),
+        });
+        self.me = Some(player);
+    }
+
+    fn unknown_game(&self, game: GameId) {
+        self.error(
+            "unknown_game",
+            format!("there is no live game {game}"),
+            Some(game),
+        );
+    }
+
+    fn subscribe(&mut self, game: GameId, player: Option<Arc<PlayerRec>>, after_seq: Option<u64>) {
+        let cmd = GameCmd::Subscribe {
+            peer: self.peer.clone(),
+            player,
+            after_seq,
+        };
+        if self.to_game(game, cmd) {
+            self.games.insert(game);
+        }
+    }
+
+    /// Hands a command to a game's task without waiting.
+    fn to_game(&self, game: GameId, cmd: GameCmd) -> bool {
+        let Some(handle) = self.hub.game(game) else {
+            self.unknown_game(game);
+            return false;
+        };
+        match handle.tx.try_send(cmd) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.error(
+                    "game_busy",
+                    "the game is busy: try again in a moment",
+                    Some(game),
+                );
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.unknown_game(game);
+                false
+            }
+        }
+    }
+
+    /// The connection is gone: leave every game and withdraw the seek.
+    async fn cleanup(&mut self) {
+        self.hub.cancel_seek(self.peer.conn);
+        let mut games: HashSet<GameId> = self.games.drain().collect();
+        if let Some(me) = &self.me {
+            // Games this connection was seated in by pairing, without asking.
+            games.extend(self.hub.games_of(&me.id));
+        }
+        for game in games {
+            if let Some(handle) = self.hub.game(game) {
+                let cmd = GameCmd::Unsubscribe {
+                    conn: self.peer.conn,
+                    reply: None,
+                };
+                let _ = tokio::time::timeout(Duration::from_secs(5), handle.tx.send(cmd)).await;
+            }
+        }
+        tracing::debug!(conn = self.peer.conn, "disconnected");
+    }
+}
+
+/// Parses a frame, telling malformed JSON, unknown messages and bad fields apart.
+pub fn parse(text: &str) -> Result<ClientMessage, (&'static str, String)> {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| ("bad_json", format!("malformed JSON: {e}")))?;
+    let Some(tag) = value
+        .get("type")
+        .and_then(|t| t.as_str())
+        .map(str::to_owned)
+    else {
+        return Err((
+            "bad_message",
+            "a message is a JSON object with a string field \"type\"".into(),
+        ));
+    };
+    if !CLIENT_TYPES.contains(&tag.as_str()) {
+        return Err((
+            "unknown_message",
+            format!(
+                "unknown message type {:?}; known: {}",
+                tag.chars().take(40).collect::<String>(),
+                CLIENT_TYPES.join(", ")
+            ),
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| ("bad_message", format!("bad {tag} message: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_tells_errors_apart() {
+        assert_eq!(parse("{not json").unwrap_err().0, "bad_json");
+        assert_eq!(parse("[1,2]").unwrap_err().0, "bad_message");
+        assert_eq!(
+            parse(r#"{"type":"dance"}"#).unwrap_err().0,
+            "unknown_message"
+        );
+        let (code, msg) =
+            parse(r#"{"type":"act","game":1,"action":{"type":"start","from":"z9"}}"#).unwrap_err();
+        assert_eq!(code, "bad_message");
+        assert!(msg.contains("z9"), "{msg}");
+        assert!(matches!(
+            parse(r#"{"type":"list_games"}"#),
+            Ok(ClientMessage::ListGames)
+        ));
+    }
+
+    #[test]
+    fn every_client_type_is_known() {
+        // Each tag in the list parses as its message (given its fields).
+        for (tag, extra) in [
+            ("hello", r#","version":1"#),
+            ("seek", r#","settings":{}"#),
+            ("cancel_seek", ""),
+            ("list_games", ""),
+            ("watch", r#","game":1"#),
+            ("join", r#","game":1"#),
+            ("leave", r#","game":1"#),
+            ("act", r#","game":1,"action":{"type":"resign"}"#),
+            ("claim_abandonment", r#","game":1"#),
+            ("ping", ""),
+            ("pong", r#","nonce":1"#),
+        ] {
+            assert!(CLIENT_TYPES.contains(&tag));
+            parse(&format!(r#"{{"type":"{tag}"{extra}}}"#)).unwrap();
+        }
+    }
+}

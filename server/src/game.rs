@@ -1,0 +1,518 @@
+//! One task per live game: it owns the engine, the seats, the subscribers and the event
+//! history. It sleeps until the engine's next instant (or a command), so deaths, expiries
+//! and graces are announced at their instant. It never waits on a socket: every frame is
+//! serialised once and handed to each subscriber's bounded queue with `try_send`.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::ws::Utf8Bytes;
+use protocol::game::{AbortReason, Action, Game, Player, Status};
+use protocol::record::{Entry, EntryKind};
+use protocol::settings::Settings;
+use protocol::wire::{
+    Change, GameEvent, GameId, GameSummary, PlayerRef, SandTable, SeatInfo, Seq, ServerMessage,
+    Snapshot,
+};
+use tokio::sync::mpsc;
+use tokio::time::{sleep_until, Duration, Instant};
+
+use crate::hub::{encode, GameHandle, Hub, Peer, PlayerRec, Seeker};
+
+/// What a connection asks of a game.
+pub enum GameCmd {
+    /// Receive the game's events: as a player if `player` has a seat, else as a watcher.
+    Subscribe {
+        peer: Peer,
+        player: Option<Arc<PlayerRec>>,
+        after_seq: Option<Seq>,
+    },
+    Unsubscribe {
+        conn: u64,
+        /// Answer `left` (or `not_subscribed`) to this peer.
+        reply: Option<Peer>,
+    },
+    Act {
+        peer: Peer,
+        player: Arc<PlayerRec>,
+        action: Action,
+        /// When the server read the frame: the action happens at this instant.
+        received: Instant,
+    },
+    ClaimAbandonment {
+        peer: Peer,
+        player: Arc<PlayerRec>,
+    },
+}
+
+struct Sub {
+    peer: Peer,
+    seat: Option<Player>,
+}
+
+#[derive(Clone, Copy)]
+struct Away {
+    since_ms: u64,
+    until_ms: u64,
+    expired: bool,
+}
+
+struct GameTask {
+    id: GameId,
+    hub: Arc<Hub>,
+    game: Game,
+    start: Instant,
+    seats: [Arc<PlayerRec>; 2],
+    subs: Vec<Sub>,
+    seq: Seq,
+    history: VecDeque<(Seq, Utf8Bytes)>,
+    away: [Option<Away>; 2],
+    summary: Arc<Mutex<GameSummary>>,
+    /// Once the game is over: when it stops being listed.
+    linger_until: Option<Instant>,
+}
+
+/// Creates a game for two seekers (`[red, black]`), registers it and starts its task.
+/// Both seekers are subscribed as players and get a snapshot.
+pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]) {
+    let [red, black] = seekers;
+    let seats = [red.player.clone(), black.player.clone()];
+    let game = Game::new(settings.clone());
+    let summary = Arc::new(Mutex::new(GameSummary {
+        game: id,
+        level: settings.level,
+        settings,
+        red: player_ref(&seats[0]),
+        black: player_ref(&seats[1]),
+        move_count: 0,
+        watchers: 0,
+        state: "playing".into(),
+    }));
+    let (tx, rx) = mpsc::channel(hub.config.game_queue);
+    hub.games.insert(
+        id,
+        GameHandle {
+            tx,
+            summary: summary.clone(),
+            seats: seats.clone(),
+        },
+    );
+    let mut task = GameTask {
+        id,
+        hub: hub.clone(),
+        game,
+        start: Instant::now(),
+        seats,
+        subs: Vec::new(),
+        seq: 0,
+        history: VecDeque::new(),
+        away: [None; 2],
+        summary,
+        linger_until: None,
+    };
+    for (seat, seeker) in [(Player::Red, red), (Player::Black, black)] {
+        task.subs.push(Sub {
+            peer: seeker.peer.clone(),
+            seat: Some(seat),
+        });
+        task.send_snapshot(&seeker.peer, Some(seat));
+    }
+    tracing::info!(game = id, red = %task.seats[0].id, black = %task.seats[1].id, "game started");
+    tokio::spawn(task.run(rx));
+}
+
+fn player_ref(p: &PlayerRec) -> PlayerRef {
+    PlayerRef {
+        player_id: p.id.clone(),
+        name: p.name.clone(),
+    }
+}
+
+fn error(code: &str, message: impl Into<String>, game: GameId) -> ServerMessage {
+    ServerMessage::Error {
+        code: code.into(),
+        message: message.into(),
+        game: Some(game),
+    }
+}
+
+impl GameTask {
+    async fn run(mut self, mut rx: mpsc::Receiver<GameCmd>) {
+        let mut shutdown = self.hub.shutdown.clone();
+        loop {
+            let wake = self.next_wake();
+            tokio::select! {
+                biased;
+                cmd = rx.recv() => match cmd {
+                    Some(cmd) => self.handle(cmd),
+                    None => break,
+                },
+                _ = shutdown.changed() => {
+                    let now = self.now_ms();
+                    if self.game.is_playing() {
+                        let events = self.game.abort(AbortReason::Shutdown, now);
+                        self.publish_play(now, EntryKind::Abort { reason: AbortReason::Shutdown }, events);
+                    }
+                    break;
+                }
+                _ = sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => {
+                    if self.linger_until.is_some_and(|t| t <= Instant::now()) {
+                        break;
+                    }
+                    self.on_time();
+                }
+            }
+        }
+        self.hub.games.remove(&self.id);
+        tracing::info!(game = self.id, "game closed");
+    }
+
+    /// Game time now, never before the engine's own instant.
+    fn now_ms(&self) -> u64 {
+        (self.start.elapsed().as_millis() as u64).max(self.game.now())
+    }
+
+    fn instant_of(&self, ms: u64) -> Instant {
+        self.start + Duration::from_millis(ms)
+    }
+
+    fn next_wake(&self) -> Option<Instant> {
+        if let Some(t) = self.linger_until {
+            return Some(t);
+        }
+        let engine = self.game.next_deadline();
+        let grace = self
+            .away
+            .iter()
+            .flatten()
+            .filter(|a| !a.expired)
+            .map(|a| a.until_ms)
+            .min();
+        [engine, grace]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|ms| self.instant_of(ms))
+    }
+
+    /// A deadline came: advance the engine to it exactly and run out graces.
+    fn on_time(&mut self) {
+        let now = self.now_ms();
+        if let Some(t) = self.game.next_deadline().filter(|&t| t <= now) {
+            // Exactly to the deadline: an action read just after it is not pushed later.
+            self.catch_up(t);
+        }
+        for p in Player::BOTH {
+            if let Some(a) = self.away[p.index()].as_mut() {
+                if !a.expired && a.until_ms <= now && self.game.is_playing() {
+                    a.expired = true;
+                    self.publish(Change::GraceExpired { player: p });
+                }
+            }
+        }
+        // Both players gone past their graces: nobody is left to claim. The one who left
+        // first loses, so that no game waits forever.
+        if let [Some(r), Some(b)] = self.away {
+            if r.expired && b.expired && self.game.is_playing() {
+                let loser = if r.since_ms <= b.since_ms {
+                    Player::Red
+                } else {
+                    Player::Black
+                };
+                let events = self.game.abandon(loser, now);
+                self.publish_play(now, EntryKind::Abandon { player: loser }, events);
+            }
+        }
+    }
+
+    /// Brings the engine up to `now`, publishing what happened on its own.
+    fn catch_up(&mut self, now: u64) {
+        let events = self.game.advance(now);
+        if !events.is_empty() {
+            self.publish_play(now, EntryKind::Advance, events);
+        }
+    }
+
+    fn handle(&mut self, cmd: GameCmd) {
+        match cmd {
+            GameCmd::Subscribe {
+                peer,
+                player,
+                after_seq,
+            } => self.subscribe(peer, player, after_seq),
+            GameCmd::Unsubscribe { conn, reply } => {
+                match self.subs.iter().position(|s| s.peer.conn == conn) {
+                    Some(i) => {
+                        let sub = self.subs.swap_remove(i);
+                        if let Some(peer) = reply {
+                            peer.send_msg(&ServerMessage::Left { game: self.id });
+                        }
+                        self.after_detach(sub.seat);
+                    }
+                    None => {
+                        if let Some(peer) = reply {
+                            peer.send_msg(&error(
+                                "not_subscribed",
+                                "you are not following this game",
+                                self.id,
+                            ));
+                        }
+                    }
+                }
+            }
+            GameCmd::Act {
+                peer,
+                player,
+                action,
+                received,
+            } => self.act(peer, &player, action, received),
+            GameCmd::ClaimAbandonment { peer, player } => self.claim_abandonment(peer, &player),
+        }
+    }
+
+    fn seat_of(&self, player: &PlayerRec) -> Option<Player> {
+        Player::BOTH
+            .into_iter()
+            .find(|p| self.seats[p.index()].id == player.id)
+    }
+
+    fn act(&mut self, peer: Peer, player: &PlayerRec, action: Action, received: Instant) {
+        let Some(seat) = self.seat_of(player) else {
+            peer.send_msg(&error(
+                "not_a_player",
+                "you have no seat in this game: watchers cannot act",
+                self.id,
+            ));
+            return;
+        };
+        // The instant the frame was read, unless the game has already moved past it.
+        let at = (received.saturating_duration_since(self.start).as_millis() as u64)
+            .max(self.game.now());
+        self.catch_up(at);
+        match self.game.apply(seat, action, at) {
+            Ok(events) => {
+                self.publish_play(
+                    at,
+                    EntryKind::Act {
+                        player: seat,
+                        action,
+                    },
+                    events,
+                );
+            }
+            Err(e) => {
+                peer.send_msg(&error(e.code(), e.to_string(), self.id));
+            }
+        }
+    }
+
+    fn claim_abandonment(&mut self, peer: Peer, player: &PlayerRec) {
+        let Some(seat) = self.seat_of(player) else {
+            peer.send_msg(&error(
+                "not_a_player",
+                "you have no seat in this game",
+                self.id,
+            ));
+            return;
+        };
+        if !self.game.is_playing() {
+            peer.send_msg(&error("game_over", "the game is over", self.id));
+            return;
+        }
+        let other = seat.other();
+        match self.away[other.index()] {
+            Some(a) if a.expired => {
+                let now = self.now_ms();
+                let events = self.game.abandon(other, now);
+                self.publish_play(now, EntryKind::Abandon { player: other }, events);
+            }
+            Some(a) => {
+                peer.send_msg(&error(
+                    "grace_running",
+                    format!(
+                        "{other} may still come back until {} ms of game time",
+                        a.until_ms
+                    ),
+                    self.id,
+                ));
+            }
+            None => {
+                peer.send_msg(&error(
+                    "opponent_connected",
+                    format!("{other} is connected: nothing to claim"),
+                    self.id,
+                ));
+            }
+        }
+    }
+
+    fn subscribe(&mut self, peer: Peer, player: Option<Arc<PlayerRec>>, after_seq: Option<Seq>) {
+        let seat = player.as_deref().and_then(|p| self.seat_of(p));
+        // Whatever is due now goes out first, so the snapshot is current.
+        let now = self.now_ms();
+        if self.game.is_playing() {
+            self.catch_up(now);
+        }
+        self.subs.retain(|s| s.peer.conn != peer.conn);
+        let resumable = after_seq.filter(|&s| {
+            s <= self.seq
+                && (s == self.seq
+                    || self
+                        .history
+                        .front()
+                        .is_some_and(|(first, _)| *first <= s + 1))
+        });
+        match resumable {
+            Some(s) => {
+                peer.send_msg(&ServerMessage::Resumed {
+                    game: self.id,
+                    after_seq: s,
+                    seat,
+                });
+                for (_, text) in self.history.iter().filter(|(q, _)| *q > s) {
+                    if !peer.send(text.clone()) {
+                        return;
+                    }
+                }
+            }
+            None => {
+                if !self.send_snapshot(&peer, seat) {
+                    return;
+                }
+            }
+        }
+        self.subs.push(Sub { peer, seat });
+        match seat {
+            Some(p) => {
+                if self.away[p.index()].take().is_some() && self.game.is_playing() {
+                    self.publish(Change::Presence {
+                        player: p,
+                        connected: true,
+                        grace_until_ms: None,
+                    });
+                }
+            }
+            None => self.watchers_changed(),
+        }
+    }
+
+    /// After a subscriber went: the seat may now be empty, the watcher count smaller.
+    fn after_detach(&mut self, seat: Option<Player>) {
+        match seat {
+            Some(p) => {
+                let present = self.subs.iter().any(|s| s.seat == Some(p));
+                if !present && self.away[p.index()].is_none() && self.game.is_playing() {
+                    let now = self.now_ms();
+                    let until = now + self.hub.config.reconnect_grace.as_millis() as u64;
+                    self.away[p.index()] = Some(Away {
+                        since_ms: now,
+                        until_ms: until,
+                        expired: false,
+                    });
+                    tracing::info!(game = self.id, player = %p, "seat disconnected");
+                    self.publish(Change::Presence {
+                        player: p,
+                        connected: false,
+                        grace_until_ms: Some(until),
+                    });
+                }
+            }
+            None => self.watchers_changed(),
+        }
+    }
+
+    fn watcher_count(&self) -> u32 {
+        self.subs.iter().filter(|s| s.seat.is_none()).count() as u32
+    }
+
+    fn watchers_changed(&mut self) {
+        let count = self.watcher_count();
+        self.summary.lock().expect("summary lock").watchers = count;
+        let text = encode(&ServerMessage::Watchers {
+            game: self.id,
+            count,
+        });
+        self.fan_out(&text);
+    }
+
+    fn seat_info(&self, p: Player) -> SeatInfo {
+        let rec = &self.seats[p.index()];
+        let away = self.away[p.index()];
+        SeatInfo {
+            player_id: rec.id.clone(),
+            name: rec.name.clone(),
+            connected: away.is_none(),
+            grace_until_ms: away.map(|a| a.until_ms),
+        }
+    }
+
+    fn send_snapshot(&self, peer: &Peer, seat: Option<Player>) -> bool {
+        let snapshot = Snapshot {
+            game: self.id,
+            seq: self.seq,
+            now_ms: self.now_ms(),
+            seat,
+            red: self.seat_info(Player::Red),
+            black: self.seat_info(Player::Black),
+            watchers: self.watcher_count(),
+            state: self.game.clone(),
+            sand: SandTable::of(&self.game),
+        };
+        peer.send_msg(&ServerMessage::Snapshot(Box::new(snapshot)))
+    }
+
+    fn publish_play(&mut self, at_ms: u64, kind: EntryKind, events: Vec<protocol::Event>) {
+        let sand = SandTable::of(&self.game);
+        self.publish(Change::Play {
+            entry: Entry { at_ms, kind },
+            events,
+            sand,
+        });
+        let state = match self.game.status() {
+            Status::Playing => "playing",
+            Status::Finished { .. } => "finished",
+            Status::Aborted { .. } => "aborted",
+        };
+        {
+            let mut summary = self.summary.lock().expect("summary lock");
+            summary.move_count = self.game.move_count();
+            summary.state = state.into();
+        }
+        if !self.game.is_playing() && self.linger_until.is_none() {
+            tracing::info!(game = self.id, state, "game over");
+            self.away = [None; 2];
+            self.linger_until = Some(Instant::now() + self.hub.config.linger);
+        }
+    }
+
+    /// Numbers a change, keeps it for reconnects and sends it to everyone.
+    fn publish(&mut self, change: Change) {
+        self.seq += 1;
+        let text = encode(&ServerMessage::Event(Box::new(GameEvent {
+            game: self.id,
+            seq: self.seq,
+            now_ms: self.now_ms(),
+            change,
+        })));
+        if self.history.len() >= self.hub.config.history.max(1) {
+            self.history.pop_front();
+        }
+        self.history.push_back((self.seq, text.clone()));
+        self.fan_out(&text);
+    }
+
+    /// Hands a frame to every subscriber; those who are gone or too slow are dropped.
+    fn fan_out(&mut self, text: &Utf8Bytes) {
+        let mut gone = Vec::new();
+        self.subs.retain(|s| {
+            let ok = s.peer.send(text.clone());
+            if !ok {
+                gone.push(s.seat);
+            }
+            ok
+        });
+        for seat in gone {
+            self.after_detach(seat);
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! What the whole server shares: players, live games, the seek lobby, connection counts.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use axum::extract::ws::Utf8Bytes;
+use dashmap::DashMap;
+use protocol::settings::Settings;
+use protocol::wire::{GameId, GameSummary, ServerMessage};
+use tokio::sync::{mpsc, watch, Notify};
+
+use crate::config::Config;
+use crate::game::{self, GameCmd};
+use crate::limits::ConnCounter;
+
+/// A registered player.
+#[derive(Debug)]
+pub struct PlayerRec {
+    pub id: String,
+    pub name: String,
+}
+
+/// Why a connection is being closed: websocket close code and reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CloseReason {
+    pub code: u16,
+    pub reason: &'static str,
+}
+
+/// Tells a connection to close, once.
+#[derive(Default)]
+pub struct Kill {
+    reason: OnceLock<CloseReason>,
+    notify: Notify,
+}
+
+impl Kill {
+    pub fn kill(&self, code: u16, reason: &'static str) {
+        if self.reason.set(CloseReason { code, reason }).is_ok() {
+            self.notify.notify_waiters();
+            self.notify.notify_one();
+        }
+    }
+    pub fn reason(&self) -> Option<CloseReason> {
+        self.reason.get().copied()
+    }
+    /// Resolves once [`Kill::kill`] was called.
+    pub async fn killed(&self) -> CloseReason {
+        loop {
+            let notified = self.notify.notified();
+            if let Some(r) = self.reason() {
+                return r;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// Close code for a client that stopped reading.
+pub const CLOSE_SLOW: u16 = 1008;
+
+/// The sending side of one connection: a bounded queue of ready-made text frames. Nobody
+/// ever waits on it: when it is full, the connection is cut off.
+#[derive(Clone)]
+pub struct Peer {
+    pub conn: u64,
+    pub tx: mpsc::Sender<Utf8Bytes>,
+    pub kill: Arc<Kill>,
+}
+
+impl Peer {
+    /// Queues a frame; false if the connection is gone or was cut off for not reading.
+    pub fn send(&self, text: Utf8Bytes) -> bool {
+        match self.tx.try_send(text) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.kill.kill(
+                    CLOSE_SLOW,
+                    "outbound queue full: the client stopped reading",
+                );
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    pub fn send_msg(&self, msg: &ServerMessage) -> bool {
+        self.send(encode(msg))
+    }
+
+    pub fn is_gone(&self) -> bool {
+        self.tx.is_closed() || self.kill.reason().is_some()
+    }
+}
+
+/// Serialises a message once, for any number of sockets.
+pub fn encode(msg: &ServerMessage) -> Utf8Bytes {
+    serde_json::to_string(msg)
+        .expect("server messages always serialise")
+        .into()
+}
+
+/// A live game as the rest of the server sees it.
+#[derive(Clone)]
+pub struct GameHandle {
+    pub tx: mpsc::Sender<GameCmd>,
+    pub summary: Arc<Mutex<GameSummary>>,
+    pub seats: [Arc<PlayerRec>; 2],
+}
+
+/// A player waiting for an opponent with the same settings.
+pub struct Seeker {
+    pub player: Arc<PlayerRec>,
+    pub peer: Peer,
+}
+
+/// What a seek led to.
+pub enum SeekResult {
+    Waiting,
+    Paired(GameId),
+}
+
+pub struct Hub {
+    pub config: Config,
+    /// By secret token.
+    players: DashMap<String, Arc<PlayerRec>>,
+    pub games: DashMap<GameId, GameHandle>,
+    lobby: Mutex<HashMap<Settings, Seeker>>,
+    next_game: AtomicU64,
+    next_conn: AtomicU64,
+    pub conns: Arc<ConnCounter>,
+    pub shutdown: watch::Receiver<bool>,
+    /// Held by every task through its `Arc<Hub>`; `run` waits until all are gone.
+    _alive: mpsc::Sender<()>,
+}
+
+impl Hub {
+    pub fn new(config: Config, shutdown: watch::Receiver<bool>, alive: mpsc::Sender<()>) -> Hub {
+        Hub {
+            config,
+            players: DashMap::new(),
+            games: DashMap::new(),
+            lobby: Mutex::new(HashMap::new()),
+            next_game: AtomicU64::new(1),
+            next_conn: AtomicU64::new(1),
+            conns: Arc::new(ConnCounter::default()),
+            shutdown,
+            _alive: alive,
+        }
+    }
+
+    pub fn next_conn_id(&self) -> u64 {
+        self.next_conn.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+
+    /// Registers a new player under a fresh secret token.
+    pub fn register(&self, name: String) -> (String, Arc<PlayerRec>) {
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let player = Arc::new(PlayerRec {
+            id: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
+            name,
+        });
+        self.players.insert(token.clone(), player.clone());
+        (token, player)
+    }
+
+    pub fn player_by_token(&self, token: &str) -> Option<Arc<PlayerRec>> {
+        self.players.get(token).map(|p| p.clone())
+    }
+
+    /// Live games in which `player_id` has a seat.
+    pub fn games_of(&self, player_id: &str) -> Vec<GameId> {
+        let mut ids: Vec<GameId> = self
+            .games
+            .iter()
+            .filter(|g| g.seats.iter().any(|s| s.id == player_id))
+            .map(|g| *g.key())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    pub fn summaries(&self) -> Vec<GameSummary> {
+        let mut list: Vec<GameSummary> = self
+            .games
+            .iter()
+            .map(|g| g.summary.lock().expect("summary lock").clone())
+            .collect();
+        list.sort_by_key(|s| s.game);
+        list
+    }
+
+    pub fn game(&self, id: GameId) -> Option<GameHandle> {
+        self.games.get(&id).map(|g| g.clone())
+    }
+
+    /// Seeks a game with `settings`: pairs with a waiting player who asked for the same,
+    /// or waits. A connection has at most one seek.
+    pub fn seek(self: &Arc<Self>, settings: Settings, seeker: Seeker) -> SeekResult {
+        let mut lobby = self.lobby.lock().expect("lobby lock");
+        lobby.retain(|_, s| s.peer.conn != seeker.peer.conn && !s.peer.is_gone());
+        match lobby.remove(&settings) {
+            Some(other) if other.player.id != seeker.player.id => {
+                drop(lobby);
+                let id = self.next_game.fetch_add(1, Ordering::Relaxed);
+                let (red, black) = if rand::random::<bool>() {
+                    (other, seeker)
+                } else {
+                    (seeker, other)
+                };
+                game::spawn(self.clone(), id, settings, [red, black]);
+                SeekResult::Paired(id)
+            }
+            Some(mine) => {
+                // The same player from another connection: this one takes over.
+                drop(mine);
+                lobby.insert(settings, seeker);
+                SeekResult::Waiting
+            }
+            None => {
+                lobby.insert(settings, seeker);
+                SeekResult::Waiting
+            }
+        }
+    }
+
+    /// Withdraws a connection's seek; true if it had one.
+    pub fn cancel_seek(&self, conn: u64) -> bool {
+        let mut lobby = self.lobby.lock().expect("lobby lock");
+        let before = lobby.len();
+        lobby.retain(|_, s| s.peer.conn != conn);
+        lobby.len() != before
+    }
+}
