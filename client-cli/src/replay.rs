@@ -1,0 +1,219 @@
+//! `tamsk replay FILE [--json]`.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use protocol::game::{Decision, EndReason, Game, Outcome, Player, Status};
+use protocol::record::{self, describe_state, Format, Loaded};
+use protocol::render;
+use protocol::Square;
+use serde_json::{json, Map, Value};
+
+use crate::{EXIT_BAD_INPUT, EXIT_IO};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The game file: a TAMSK record (docs/RECORDS.md) or a plain move list; `-` reads
+    /// standard input.
+    pub file: PathBuf,
+    /// Print one JSON object instead of the board.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn main(args: &Args) -> ExitCode {
+    let name = args.file.display().to_string();
+    let text = match read(&args.file) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("tamsk: cannot read {name}: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
+    };
+    let loaded = match record::load(&text) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("tamsk: {name}: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let out = if args.json {
+        format!("{}\n", to_json(&loaded))
+    } else {
+        to_text(&loaded)
+    };
+    // A closed pipe (`tamsk replay FILE | head`) is not an error worth a panic.
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    ExitCode::SUCCESS
+}
+
+fn read(path: &PathBuf) -> std::io::Result<String> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(path)
+    }
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
+
+/// The final board, the rings left and the result, for people.
+pub fn to_text(loaded: &Loaded) -> String {
+    let game = &loaded.game;
+    let record = &loaded.file.record;
+    let mut out = String::new();
+    let names = [(Player::Red, &record.red), (Player::Black, &record.black)];
+    if names.iter().any(|(_, n)| n.is_some()) {
+        let who: Vec<String> = names
+            .iter()
+            .map(|(p, n)| format!("{p}: {}", n.as_deref().unwrap_or("?")))
+            .collect();
+        out.push_str(&who.join("   "));
+        out.push_str("\n\n");
+    }
+    out.push_str(&render::render(game, game.now()));
+    out.push('\n');
+    let rings = game.rings();
+    out.push_str(&format!(
+        "Rings left: Red {}, Black {}\n",
+        rings.red, rings.black
+    ));
+    out.push_str(&format!(
+        "Moves: {} (level {}{}), game time {} s\n",
+        game.move_count(),
+        record.settings.level.number(),
+        match loaded.format {
+            Format::MoveList => ", imported network move list",
+            Format::Record => "",
+        },
+        seconds(game.now())
+    ));
+    let result = match game.status() {
+        Status::Playing => format!(
+            "{} ({} moves played)",
+            describe_state(game),
+            game.move_count()
+        ),
+        _ => describe_state(game),
+    };
+    out.push_str(&format!("Result: {result}\n"));
+    if let Some(tiebreak) = game.outcome().and_then(|o| o.tiebreak.as_ref()) {
+        let lineup: Vec<String> = tiebreak
+            .lineup
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let mark = if Some(i) == tiebreak.deciding_index {
+                    " <- decides"
+                } else {
+                    ""
+                };
+                let how = if e.running { "runs out" } else { "died" };
+                format!(
+                    "{} ({}) {how} at {}{mark}",
+                    e.glass,
+                    e.player,
+                    seconds(e.dies_at_ms)
+                )
+            })
+            .collect();
+        out.push_str("Tiebreak, last living hourglass first:\n");
+        for l in lineup {
+            out.push_str(&format!("  {l}\n"));
+        }
+    }
+    out
+}
+
+fn reason_code(reason: &EndReason) -> &'static str {
+    match reason {
+        EndReason::NoMoves => "no_moves",
+        EndReason::Repetition => "repetition",
+        EndReason::FullSocket { .. } => "full_socket",
+        EndReason::Resigned { .. } => "resigned",
+        EndReason::Clock { .. } => "clock",
+        EndReason::Abandoned { .. } => "abandoned",
+    }
+}
+
+fn decision_code(decision: Decision) -> &'static str {
+    match decision {
+        Decision::Rings => "rings",
+        Decision::Tiebreak => "tiebreak",
+        Decision::Draw => "draw",
+        Decision::Forfeit => "forfeit",
+    }
+}
+
+fn board_json(game: &Game) -> Value {
+    let mut board = Map::new();
+    for s in Square::ALL {
+        board.insert(
+            s.to_string(),
+            json!({
+                "rings": game.rings_on(s),
+                "spare": s.capacity() - game.rings_on(s),
+                "glass": game.occupant(s).map(|g| g.label().to_string()),
+            }),
+        );
+    }
+    Value::Object(board)
+}
+
+fn glasses_json(game: &Game) -> Value {
+    let mut glasses = Map::new();
+    for g in game.glasses() {
+        glasses.insert(
+            g.glass.label().to_string(),
+            json!({
+                "player": g.glass.owner(),
+                "square": g.square,
+                "started": g.started,
+                "dead_at_ms": g.dead_at_ms,
+                "sand_ms": g.remaining(game.now()),
+            }),
+        );
+    }
+    Value::Object(glasses)
+}
+
+/// The JSON summary: `rings`, `finished`, `winner`, `reason` and more.
+pub fn to_json(loaded: &Loaded) -> Value {
+    let game = &loaded.game;
+    let record = &loaded.file.record;
+    let outcome: Option<&Outcome> = game.outcome();
+    let (status, reason) = match game.status() {
+        Status::Playing => ("playing", None),
+        Status::Finished { outcome } => ("finished", Some(outcome.reason.describe())),
+        Status::Aborted { .. } => ("aborted", Some(describe_state(game))),
+    };
+    json!({
+        "rings": { "red": game.rings().red, "black": game.rings().black },
+        "finished": outcome.is_some(),
+        "winner": outcome.and_then(|o| o.winner),
+        "reason": reason,
+        "reason_code": outcome.map(|o| reason_code(&o.reason)),
+        "decision": outcome.map(|o| decision_code(o.decision)),
+        "tiebreak": outcome.and_then(|o| o.tiebreak.clone()),
+        "status": status,
+        "result": describe_state(game),
+        "turn": (status == "playing").then(|| game.turn()),
+        "moves": game.move_count(),
+        "entries": record.entries.len(),
+        "level": record.settings.level.number(),
+        "settings": record.settings,
+        "format": match loaded.format {
+            Format::Record => "record",
+            Format::MoveList => "move_list",
+        },
+        "end_ms": outcome.map_or(game.now(), |o| o.ended_at_ms),
+        "players": { "red": record.red, "black": record.black },
+        "board": board_json(game),
+        "glasses": glasses_json(game),
+    })
+}
