@@ -446,7 +446,10 @@ impl GameTask {
         }
     }
 
+    /// `seat` `None`: a watcher, counted in the snapshot's watchers whether or not he is
+    /// subscribed yet.
     fn send_snapshot(&self, peer: &Peer, seat: Option<Player>) -> bool {
+        let joining = seat.is_none() && !self.subs.iter().any(|s| s.peer.conn == peer.conn);
         let snapshot = Snapshot {
             game: self.id,
             seq: self.seq,
@@ -454,7 +457,7 @@ impl GameTask {
             seat,
             red: self.seat_info(Player::Red),
             black: self.seat_info(Player::Black),
-            watchers: self.watcher_count(),
+            watchers: self.watcher_count() + joining as u32,
             state: self.game.clone(),
             sand: SandTable::of(&self.game),
         };

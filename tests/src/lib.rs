@@ -412,3 +412,38 @@ pub fn mv(from: &str, to: &str, drop: bool) -> Action {
         drop,
     }
 }
+
+/// Plays up to `n` moves (with drops, never onto a full socket) chosen by a seeded random
+/// player, each acknowledged by both players' event streams. Stops early when the game
+/// ends. Returns how many moves were made.
+pub async fn play_random(red: &mut Follower, black: &mut Follower, seed: u64, n: usize) -> usize {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    for made in 0..n {
+        if !red.replica.is_playing() {
+            return made;
+        }
+        let turn = red.replica.turn();
+        let (mover, other) = if turn == Player::Red {
+            (&mut *red, &mut *black)
+        } else {
+            (&mut *black, &mut *red)
+        };
+        let legal: Vec<Action> = mover
+            .replica
+            .legal_actions(turn)
+            .into_iter()
+            .filter(
+                |a| matches!(a, Action::Move { to, drop: true, .. } if !mover.replica.is_full(*to)),
+            )
+            .collect();
+        let Some(action) = legal.choose(&mut rng).copied() else {
+            return made;
+        };
+        mover.act(action).await;
+        mover.next_event().await;
+        other.catch_up_to(mover.seq).await;
+    }
+    n
+}

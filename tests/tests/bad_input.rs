@@ -1,0 +1,161 @@
+//! Bad input gets a specific error, changes nothing, and leaves the connection usable.
+
+use futures::SinkExt;
+use protocol::game::{Action, Event, Player};
+use protocol::settings::{Level, Settings};
+use protocol::wire::{ClientMessage, ServerMessage, PROTOCOL_VERSION};
+use tamsk_tests::*;
+use tokio_tungstenite::tungstenite::Message;
+
+#[tokio::test]
+async fn bad_messages_before_and_at_hello() {
+    let server = TestServer::start().await;
+    let mut c = Client::connect(&server).await;
+    c.send(&ClientMessage::ListGames).await;
+    c.expect_error("hello_first").await;
+    c.send_raw("{\"type\": \"hello\", ").await;
+    assert!(c.expect_error("bad_json").await.contains("malformed JSON"));
+    c.send_raw("[1, 2, 3]").await;
+    c.expect_error("bad_message").await;
+    c.send_raw(r#"{"type":"teleport","to":"d4"}"#).await;
+    assert!(c.expect_error("unknown_message").await.contains("teleport"));
+    c.send_raw(r#"{"type":"hello","version":"one"}"#).await;
+    c.expect_error("bad_message").await;
+    within("binary", c.ws.send(Message::binary(vec![1u8, 2, 3])))
+        .await
+        .unwrap();
+    c.expect_error("binary_frame").await;
+    let hello = |name: &str| ClientMessage::Hello {
+        version: PROTOCOL_VERSION,
+        name: Some(name.into()),
+        token: None,
+    };
+    c.send(&ClientMessage::Hello {
+        version: 99,
+        name: Some("Ann".into()),
+        token: None,
+    })
+    .await;
+    assert!(c.expect_error("unsupported_version").await.contains("99"));
+    for bad in [
+        "",
+        "a name that is much too long for us",
+        "bell\u{7}",
+        "new\nline",
+        "evil\u{202E}txt",
+        " padded",
+    ] {
+        c.send(&hello(bad)).await;
+        c.expect_error("bad_name").await;
+    }
+    c.send(&ClientMessage::Hello {
+        version: PROTOCOL_VERSION,
+        name: None,
+        token: Some("not-a-token".into()),
+    })
+    .await;
+    c.expect_error("unknown_token").await;
+    c.send(&ClientMessage::Pong { nonce: 77 }).await;
+    c.expect_error("unknown_nonce").await;
+    // Still usable.
+    c.send(&hello("Ann")).await;
+    let ServerMessage::Welcome { name, games, .. } = c.recv().await else {
+        panic!("expected welcome")
+    };
+    assert_eq!((name.as_str(), games.len()), ("Ann", 0));
+    c.send(&hello("Ann")).await;
+    c.expect_error("already_hello").await;
+    c.send_raw(r#"{"type":"seek","settings":{"level":7}}"#)
+        .await;
+    assert!(c
+        .expect_error("bad_message")
+        .await
+        .contains("level must be 1, 2 or 3"));
+    c.send_raw(r#"{"type":"seek","settings":{"hourglass_ms":1}}"#)
+        .await;
+    c.expect_error("bad_message").await;
+    c.send(&ClientMessage::CancelSeek).await;
+    c.expect_error("not_seeking").await;
+    c.send(&ClientMessage::Watch {
+        game: 999,
+        after_seq: None,
+    })
+    .await;
+    c.expect_error("unknown_game").await;
+    c.sync().await;
+}
+
+#[tokio::test]
+async fn bad_actions_change_nothing() {
+    let server = TestServer::start().await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let game = red.game;
+    // Out of turn.
+    black.act(mv("a1", "b1", true)).await;
+    assert!(black.expect_error("not_your_turn").await.contains("Black"));
+    // Another seat's hourglass.
+    red.act(mv("a1", "b1", true)).await;
+    red.expect_error("not_your_hourglass").await;
+    // Not a neighbour, occupied, no hourglass, nothing held.
+    red.act(mv("d1", "d3", true)).await;
+    red.expect_error("not_adjacent").await;
+    red.act(Action::Start { from: sq("d4") }).await;
+    red.expect_error("no_hourglass").await;
+    red.act(Action::Release { to: sq("d2") }).await;
+    red.expect_error("not_holding").await;
+    red.act(Action::Drop).await;
+    red.expect_error("no_drop").await;
+    red.act(Action::Flip).await;
+    red.expect_error("no_neutral_timer").await;
+    // A square that does not exist is a bad message.
+    red.client
+        .send_raw(&format!(
+            r#"{{"type":"act","game":{game},"action":{{"type":"start","from":"h9"}}}}"#
+        ))
+        .await;
+    red.expect_error("bad_message").await;
+    // Another game.
+    red.client
+        .send(&ClientMessage::Act {
+            game: game + 100,
+            action: Action::Resign,
+        })
+        .await;
+    red.expect_error("unknown_game").await;
+    // Nothing changed: no event went out, and a fresh snapshot equals the replicas.
+    assert_eq!((red.seq, black.seq), (0, 0));
+    let mut viewer = Client::new_player(&server, "Viewer").await;
+    viewer
+        .send(&ClientMessage::Watch {
+            game,
+            after_seq: None,
+        })
+        .await;
+    let watcher = Follower::await_snapshot(viewer).await;
+    assert_eq!(watcher.seq, 0);
+    let mut replica = red.replica.clone();
+    replica.advance(watcher.replica.now());
+    assert_eq!(watcher.replica, replica);
+    // The connections are still usable: a legal move goes through.
+    red.act(mv("d1", "d2", true)).await;
+    let ev = red
+        .until("the move", |e| matches!(e, Event::MoveReleased { .. }))
+        .await
+        .0;
+    assert_eq!(ev.seq, 1);
+    black.catch_up_to(1).await;
+    // The finished game refuses actions with its own code.
+    black.act(Action::Resign).await;
+    black
+        .until("the end", |e| matches!(e, Event::GameEnded { .. }))
+        .await;
+    assert_eq!(
+        black.replica.outcome().and_then(|o| o.winner),
+        Some(Player::Red)
+    );
+    red.catch_up_to(black.seq).await;
+    red.act(mv("d2", "d3", true)).await;
+    red.expect_error("game_over").await;
+    black.act(Action::Resign).await;
+    black.expect_error("game_over").await;
+}

@@ -1,0 +1,182 @@
+//! Disconnection, reconnection with the events missed, grace and abandonment.
+
+use protocol::game::{EndReason, Event, Player};
+use protocol::settings::{Level, Settings};
+use protocol::wire::{Change, ClientMessage, ServerMessage};
+use tamsk_tests::*;
+
+/// Closes a follower's connection and returns it without its client.
+async fn disconnect(f: &mut Follower) {
+    within("close", f.client.ws.close(None))
+        .await
+        .expect("close");
+    f.client.closed().await;
+}
+
+/// Waits for the presence change telling that `player` left; returns its grace deadline.
+async fn wait_gone(f: &mut Follower, player: Player) -> u64 {
+    let ev = f
+        .until_change(
+            "presence",
+            |c| matches!(c, Change::Presence { player: p, connected: false, .. } if *p == player),
+        )
+        .await;
+    match ev.change {
+        Change::Presence {
+            grace_until_ms: Some(until),
+            ..
+        } => {
+            assert!(until >= ev.now_ms + 500 && until <= ev.now_ms + 700);
+            until
+        }
+        other => panic!("expected a grace deadline, got {other:?}"),
+    }
+}
+
+/// A player who reconnects with his token and the last seq he saw gets exactly the events
+/// he missed: no gap, no duplicate; then he plays on.
+#[tokio::test]
+async fn reconnect_resumes_with_no_gap_and_no_duplicate() {
+    let server = TestServer::start().await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    play_random(&mut red, &mut black, 3, 4).await;
+    assert_eq!(red.replica.turn(), Player::Red);
+    let seen = black.seq;
+    disconnect(&mut black).await;
+    wait_gone(&mut red, Player::Black).await;
+    // Red plays while Black is away.
+    red.act(mv("d1", "d2", true)).await;
+    red.until("Red's move", |e| matches!(e, Event::MoveReleased { .. }))
+        .await;
+    assert_eq!(red.seq, seen + 2);
+
+    let (mut client, games) = Client::returning(&server, &black.client.token).await;
+    assert_eq!(client.player_id, black.client.player_id);
+    assert_eq!(games, vec![black.game]);
+    client
+        .send(&ClientMessage::Join {
+            game: black.game,
+            after_seq: Some(seen),
+        })
+        .await;
+    match client.recv().await {
+        ServerMessage::Resumed {
+            game,
+            after_seq,
+            seat,
+        } => {
+            assert_eq!(
+                (game, after_seq, seat),
+                (black.game, seen, Some(Player::Black))
+            );
+        }
+        other => panic!("expected resumed, got {other:?}"),
+    }
+    black.client = client;
+    // The two missed events, then his return: `next_event` checks seq has no gap or
+    // repeat and that the replica agrees.
+    black.next_event().await;
+    black.next_event().await;
+    let back = black.next_event().await;
+    assert!(matches!(
+        back.change,
+        Change::Presence {
+            player: Player::Black,
+            connected: true,
+            grace_until_ms: None
+        }
+    ));
+    red.catch_up_to(black.seq).await;
+    assert_eq!(black.log, red.log);
+    assert_eq!(black.replica, red.replica);
+    // He plays on.
+    play_random(&mut red, &mut black, 4, 3).await;
+    assert_eq!(black.log, red.log);
+}
+
+/// When the missed events are no longer in the history, a reconnect gets a fresh snapshot.
+#[tokio::test]
+async fn reconnect_after_history_gets_a_snapshot() {
+    let server = TestServer::start_with(server::Config {
+        history: 1,
+        ..test_config()
+    })
+    .await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let seen = black.seq;
+    disconnect(&mut black).await;
+    wait_gone(&mut red, Player::Black).await;
+    red.act(mv("d1", "d2", true)).await;
+    red.until("Red's move", |e| matches!(e, Event::MoveReleased { .. }))
+        .await;
+    let (mut client, _) = Client::returning(&server, &black.client.token).await;
+    client
+        .send(&ClientMessage::Join {
+            game: black.game,
+            after_seq: Some(seen),
+        })
+        .await;
+    let mut black = Follower::await_snapshot(client).await;
+    assert_eq!(black.seat, Some(Player::Black));
+    assert_eq!(black.seq, red.seq);
+    assert_eq!(black.snapshot.state.move_count(), 1);
+    black.next_event().await; // his return
+    red.catch_up_to(black.seq).await;
+    let mut replica = red.replica.clone();
+    replica.advance(black.replica.now());
+    assert_eq!(black.replica, replica);
+    // Someone without a seat cannot take it.
+    let mut other = Client::new_player(&server, "Mallory").await;
+    other
+        .send(&ClientMessage::Join {
+            game: black.game,
+            after_seq: None,
+        })
+        .await;
+    other.expect_error("not_a_player").await;
+}
+
+/// The opponent is told of the disconnection with its deadline, cannot claim before it,
+/// is told when it runs out, and may then claim the win.
+#[tokio::test]
+async fn abandonment_after_the_grace() {
+    let server = TestServer::start().await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    red.act(mv("d1", "d2", true)).await;
+    red.until("Red's move", |e| matches!(e, Event::MoveReleased { .. }))
+        .await;
+    disconnect(&mut black).await;
+    let until = wait_gone(&mut red, Player::Black).await;
+    let game = red.game;
+    red.client
+        .send(&ClientMessage::ClaimAbandonment { game })
+        .await;
+    let msg = red.expect_error("grace_running").await;
+    assert!(msg.contains(&until.to_string()), "{msg}");
+    let expired = red
+        .until_change("grace expiry", |c| matches!(c, Change::GraceExpired { .. }))
+        .await;
+    assert_eq!(
+        expired.change,
+        Change::GraceExpired {
+            player: Player::Black
+        }
+    );
+    assert!(expired.now_ms >= until && expired.now_ms < until + 100);
+    red.client
+        .send(&ClientMessage::ClaimAbandonment { game })
+        .await;
+    let (_, ended) = red
+        .until("the end", |e| matches!(e, Event::GameEnded { .. }))
+        .await;
+    let Event::GameEnded { outcome, .. } = ended else {
+        unreachable!()
+    };
+    assert_eq!(outcome.winner, Some(Player::Red));
+    assert_eq!(
+        outcome.reason,
+        EndReason::Abandoned {
+            player: Player::Black
+        }
+    );
+}

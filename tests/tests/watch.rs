@@ -1,0 +1,87 @@
+//! Watching: the list of live games, a watcher's stream, watcher counts.
+
+use protocol::game::{Action, Event, Player};
+use protocol::settings::{Level, Settings};
+use protocol::wire::{ClientMessage, ServerMessage};
+use tamsk_tests::*;
+
+/// A watcher lists the live games, watches one, and receives exactly the event stream the
+/// players receive; it cannot act.
+#[tokio::test]
+async fn watcher_receives_exactly_the_players_stream() {
+    let server = TestServer::start().await;
+    let settings = Settings::blitz(Level::One);
+    let (mut red, mut black) = start_game(&server, &settings).await;
+    play_random(&mut red, &mut black, 1, 3).await;
+
+    let mut viewer = Client::new_player(&server, "Viewer").await;
+    viewer.send(&ClientMessage::ListGames).await;
+    let ServerMessage::Games { games } = viewer.recv().await else {
+        panic!("expected the list of games")
+    };
+    assert_eq!(games.len(), 1);
+    let summary = &games[0];
+    assert_eq!(summary.game, red.game);
+    assert_eq!(summary.level, Level::One);
+    assert_eq!(summary.move_count, 3);
+    assert_eq!(summary.watchers, 0);
+    assert_eq!(summary.state, "playing");
+    assert_eq!(summary.red.player_id, red.client.player_id);
+    assert_eq!(summary.black.name, black.client.name);
+
+    viewer
+        .send(&ClientMessage::Watch {
+            game: red.game,
+            after_seq: None,
+        })
+        .await;
+    let mut watcher = Follower::await_snapshot(viewer).await;
+    assert_eq!(watcher.seat, None);
+    assert_eq!(watcher.seq, red.seq);
+    assert_eq!(watcher.snapshot.watchers, 1);
+    assert_eq!(watcher.snapshot.state.move_count(), 3);
+    // The players are told of the watcher.
+    for p in [&mut red, &mut black] {
+        match p.client.recv().await {
+            ServerMessage::Watchers { game, count: 1 } => assert_eq!(game, p.game),
+            other => panic!("expected a watcher count, got {other:?}"),
+        }
+    }
+    let from = red.log.len();
+    play_random(&mut red, &mut black, 2, 6).await;
+    red.act(Action::Resign).await;
+    red.until("the end", |e| matches!(e, Event::GameEnded { .. }))
+        .await;
+    black.catch_up_to(red.seq).await;
+    watcher.catch_up_to(red.seq).await;
+    assert_eq!(watcher.log, red.log[from..].to_vec());
+    assert_eq!(black.log, red.log);
+    assert_eq!(watcher.replica, red.replica);
+    assert_eq!(
+        red.replica.outcome().map(|o| o.winner),
+        Some(Some(Player::Black))
+    );
+    // A watcher cannot act.
+    watcher.act(Action::Resign).await;
+    watcher.expect_error("not_a_player").await;
+    // The list shows the watcher and the finished game.
+    watcher.client.send(&ClientMessage::ListGames).await;
+    let ServerMessage::Games { games } = watcher.client.recv().await else {
+        panic!("expected the list of games")
+    };
+    assert_eq!(games[0].watchers, 1);
+    assert_eq!(games[0].state, "finished");
+    // Leaving: the watcher gets `left`, the players a new count.
+    watcher
+        .client
+        .send(&ClientMessage::Leave { game: red.game })
+        .await;
+    assert!(matches!(
+        watcher.client.recv().await,
+        ServerMessage::Left { .. }
+    ));
+    assert!(matches!(
+        red.client.recv().await,
+        ServerMessage::Watchers { count: 0, .. }
+    ));
+}
