@@ -119,7 +119,15 @@ async fn write_loop(
                     code: reason.code,
                     reason: Utf8Bytes::from_static(reason.reason),
                 }));
-                let _ = tokio::time::timeout(Duration::from_secs(1), sink.send(frame)).await;
+                // What was queued before the kill (say, the error telling why) goes first,
+                // if the client reads at all.
+                let _ = tokio::time::timeout(Duration::from_secs(1), async {
+                    while let Ok(text) = rx.try_recv() {
+                        sink.send(Message::Text(text)).await?;
+                    }
+                    sink.send(frame).await
+                })
+                .await;
                 return;
             }
             msg = rx.recv() => {

@@ -1,0 +1,248 @@
+//! Limits of a public server: frame size, message rate, connections per address, and a
+//! client that stops reading. None disturbs the games of others.
+
+use std::time::Duration;
+
+use protocol::game::{Action, Event, Player};
+use protocol::settings::{Level, Settings};
+use protocol::wire::{ClientMessage, ServerMessage, PROTOCOL_VERSION};
+use tamsk_tests::*;
+use tokio::time::Instant;
+
+fn limited() -> server::Config {
+    server::Config {
+        max_frame_bytes: 1024,
+        hard_max_message_bytes: 8 * 1024,
+        rate_per_sec: 5,
+        rate_burst: 5,
+        max_strikes: 3,
+        max_conns_per_ip: 6,
+        ..test_config()
+    }
+}
+
+/// Checks that a game between two others still runs: a move goes through at once.
+async fn game_unharmed(red: &mut Follower, black: &mut Follower) {
+    let (mover, other) = if red.replica.turn() == Player::Red {
+        (red, black)
+    } else {
+        (black, red)
+    };
+    let t = Instant::now();
+    play_random(mover, other, 9, 1).await;
+    assert!(t.elapsed() < Duration::from_millis(500));
+}
+
+#[tokio::test]
+async fn oversized_frames() {
+    let server = TestServer::start_with(limited()).await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let mut c = Client::new_player(&server, "Big").await;
+    let big = format!(r#"{{"type":"ping","pad":"{}"}}"#, "x".repeat(2000));
+    c.send_raw(&big).await;
+    let msg = c.expect_error("frame_too_large").await;
+    assert!(msg.contains("1024"), "{msg}");
+    c.sync().await; // still usable
+                    // Over the hard limit: an error if it can be sent, and the connection is closed.
+    let huge = format!(r#"{{"type":"ping","pad":"{}"}}"#, "x".repeat(20_000));
+    c.send_raw(&huge).await;
+    let mut saw_error = false;
+    loop {
+        match c.recv_frame().await {
+            Some(ServerMessage::Error { code, .. }) if code == "frame_too_large" => {
+                saw_error = true
+            }
+            Some(other) => panic!("unexpected {other:?}"),
+            None => break,
+        }
+    }
+    assert!(saw_error, "told why before the close");
+    game_unharmed(&mut red, &mut black).await;
+}
+
+#[tokio::test]
+async fn message_rate_limit() {
+    let server = TestServer::start_with(limited()).await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let mut c = Client::new_player(&server, "Flood").await;
+    // The hello used one message of the burst of 5: four more pass, the fifth is refused.
+    for _ in 0..5 {
+        c.send(&ClientMessage::Ping { client_ms: None }).await;
+    }
+    let mut pongs = 0;
+    let mut limited = 0;
+    for _ in 0..5 {
+        match c.recv().await {
+            ServerMessage::Pong { .. } => pongs += 1,
+            ServerMessage::Error { code, message, .. } if code == "rate_limited" => {
+                assert!(message.contains("5 per second"), "{message}");
+                limited += 1;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(
+        pongs >= 4 && limited >= 1,
+        "{pongs} pongs, {limited} refused"
+    );
+    // After a pause the connection is usable again.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    c.sync().await;
+    // Repeated abuse closes the connection with a reason.
+    for _ in 0..20 {
+        c.send(&ClientMessage::Ping { client_ms: None }).await;
+    }
+    let mut abuse = false;
+    loop {
+        match c.recv_frame().await {
+            Some(ServerMessage::Error { code, .. }) if code == "abuse" => abuse = true,
+            Some(ServerMessage::Error { code, .. }) if code == "rate_limited" => {}
+            Some(ServerMessage::Pong { .. }) => {}
+            Some(other) => panic!("unexpected {other:?}"),
+            None => break,
+        }
+    }
+    assert!(abuse, "told why before the close");
+    game_unharmed(&mut red, &mut black).await;
+}
+
+#[tokio::test]
+async fn connections_per_address() {
+    let server = TestServer::start_with(server::Config {
+        max_conns_per_ip: 3,
+        ..test_config()
+    })
+    .await;
+    let mut open = Vec::new();
+    for i in 0..3 {
+        open.push(Client::new_player(&server, &format!("P{i}")).await);
+    }
+    let mut fourth = Client::connect(&server).await;
+    let msg = fourth.expect_error("too_many_connections").await;
+    assert!(msg.contains("address"), "{msg}");
+    assert_eq!(fourth.closed().await, Some(1008));
+    // The others are unaffected.
+    for c in &mut open {
+        c.sync().await;
+    }
+    // Once one goes, a new connection is accepted.
+    let mut gone = open.pop().unwrap();
+    within("close", futures::SinkExt::close(&mut gone.ws))
+        .await
+        .unwrap();
+    gone.closed().await;
+    let mut fifth = within("a free slot", async {
+        loop {
+            let mut c = Client::connect(&server).await;
+            c.send(&ClientMessage::Hello {
+                version: PROTOCOL_VERSION,
+                name: Some("Late".into()),
+                token: None,
+            })
+            .await;
+            match c.recv().await {
+                ServerMessage::Welcome { .. } => return c,
+                // The server may not have noticed the close yet.
+                ServerMessage::Error { code, .. } if code == "too_many_connections" => {
+                    tokio::task::yield_now().await
+                }
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+    })
+    .await;
+    fifth.sync().await;
+}
+
+/// A watcher that never reads is cut off once its queue is full; the game and its
+/// players never wait for it.
+#[tokio::test]
+async fn watcher_that_never_reads_is_cut_off() {
+    let server = TestServer::start_with(server::Config {
+        outbound_queue: 4,
+        socket_send_buffer: Some(4096),
+        ws_write_buffer: 1024,
+        ..test_config()
+    })
+    .await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    // A watcher with a small receive buffer, so that the kernel does not soak up much.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let stream = within("tcp", socket.connect(server.addr)).await.unwrap();
+    let stream = tokio_tungstenite::MaybeTlsStream::Plain(stream);
+    let (ws, _) = within(
+        "ws",
+        tokio_tungstenite::client_async(server.ws_url(), stream),
+    )
+    .await
+    .unwrap();
+    let mut sleeper = Client {
+        ws,
+        player_id: String::new(),
+        token: String::new(),
+        name: String::new(),
+    };
+    sleeper
+        .send(&ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: Some("Sleepy".into()),
+            token: None,
+        })
+        .await;
+    assert!(matches!(
+        sleeper.recv().await,
+        ServerMessage::Welcome { .. }
+    ));
+    sleeper
+        .send(&ClientMessage::Watch {
+            game: red.game,
+            after_seq: None,
+        })
+        .await;
+    // From now on it reads nothing. The players play a whole game, every move answered
+    // at once.
+    let mut slowest = Duration::ZERO;
+    let mut moves = 0;
+    while red.replica.is_playing() && moves < 300 {
+        let t = Instant::now();
+        if play_random(&mut red, &mut black, 100 + moves, 1).await == 0 {
+            break;
+        }
+        slowest = slowest.max(t.elapsed());
+        moves += 1;
+    }
+    if red.replica.is_playing() {
+        red.act(Action::Resign).await;
+        red.until("the end", |e| matches!(e, Event::GameEnded { .. }))
+            .await;
+    }
+    assert!(moves > 20);
+    assert!(
+        slowest < Duration::from_millis(500),
+        "slowest move {slowest:?}"
+    );
+    // The server cut the watcher off: the list shows no watcher.
+    red.client.send(&ClientMessage::ListGames).await;
+    let games = loop {
+        match red.client.recv().await {
+            ServerMessage::Games { games } => break games,
+            ServerMessage::Watchers { .. } => continue,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(games[0].watchers, 0);
+    // What the watcher finds when it reads at last: a part of the stream, then the end.
+    let mut last_seq = 0;
+    while let Some(msg) = sleeper.recv_frame().await {
+        match msg {
+            ServerMessage::Snapshot(s) => last_seq = s.seq,
+            ServerMessage::Event(ev) => {
+                assert_eq!(ev.seq, last_seq + 1);
+                last_seq = ev.seq;
+            }
+            _ => {}
+        }
+    }
+    assert!(last_seq < red.seq, "cut off at {last_seq} of {}", red.seq);
+}
