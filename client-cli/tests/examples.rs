@@ -340,3 +340,16 @@ fn the_network_move_list_example_is_a_finished_level1_game() {
     let text = std::fs::read_to_string(dir().join("network-move-list.txt")).unwrap();
     assert!(text.split_whitespace().all(|t| t.contains('/')));
 }
+
+#[test]
+fn the_documented_example_is_the_example_file() {
+    let doc = std::fs::read_to_string(dir().join("../RECORDS.md")).unwrap();
+    let example = std::fs::read_to_string(dir().join("level3-blitz-tiebreak.tamsk")).unwrap();
+    assert!(
+        doc.contains(&format!("```text\n{example}```")),
+        "docs/RECORDS.md section 1 is stale"
+    );
+    let v = replay("level3-blitz-tiebreak.tamsk");
+    let result = format!("`Result: {}`", v["result"].as_str().unwrap());
+    assert!(doc.contains(&result), "docs/RECORDS.md quotes {result}");
+}
