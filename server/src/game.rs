@@ -118,7 +118,11 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         task.send_snapshot(&seeker.peer, Some(seat));
     }
     tracing::info!(game = id, red = %task.seats[0].id, black = %task.seats[1].id, "game started");
-    tokio::spawn(task.run(rx));
+    let alive = hub.game_alive_token();
+    tokio::spawn(async move {
+        task.run(rx).await;
+        drop(alive);
+    });
 }
 
 fn player_ref(p: &PlayerRec) -> PlayerRef {
@@ -138,7 +142,7 @@ fn error(code: &str, message: impl Into<String>, game: GameId) -> ServerMessage 
 
 impl GameTask {
     async fn run(mut self, mut rx: mpsc::Receiver<GameCmd>) {
-        let mut shutdown = self.hub.shutdown.clone();
+        let mut shutdown = self.hub.stop_games.clone();
         loop {
             let wake = self.next_wake();
             tokio::select! {

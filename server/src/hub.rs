@@ -130,14 +130,27 @@ pub struct Hub {
     next_game: AtomicU64,
     next_conn: AtomicU64,
     pub conns: Arc<ConnCounter>,
+    /// Tells connections to close (after the games were aborted).
     pub shutdown: watch::Receiver<bool>,
+    /// Tells game tasks to abort.
+    pub stop_games: watch::Receiver<bool>,
+    /// Cloned into every game task; taken out at shutdown to wait for the games.
+    games_alive: Mutex<Option<mpsc::Sender<()>>>,
     /// Held by every task through its `Arc<Hub>`; `run` waits until all are gone.
     _alive: mpsc::Sender<()>,
 }
 
 impl Hub {
-    pub fn new(config: Config, shutdown: watch::Receiver<bool>, alive: mpsc::Sender<()>) -> Hub {
+    pub fn new(
+        config: Config,
+        shutdown: watch::Receiver<bool>,
+        stop_games: watch::Receiver<bool>,
+        games_alive: mpsc::Sender<()>,
+        alive: mpsc::Sender<()>,
+    ) -> Hub {
         Hub {
+            stop_games,
+            games_alive: Mutex::new(Some(games_alive)),
             config,
             players: DashMap::new(),
             games: DashMap::new(),
@@ -150,12 +163,22 @@ impl Hub {
         }
     }
 
+    /// A token held by a game task while it runs.
+    pub fn game_alive_token(&self) -> Option<mpsc::Sender<()>> {
+        self.games_alive.lock().expect("alive lock").clone()
+    }
+
+    /// Stops handing out game tokens; the caller waits for the last one to go.
+    pub fn stop_counting_games(&self) {
+        self.games_alive.lock().expect("alive lock").take();
+    }
+
     pub fn next_conn_id(&self) -> u64 {
         self.next_conn.fetch_add(1, Ordering::Relaxed)
     }
 
     pub fn is_shutting_down(&self) -> bool {
-        *self.shutdown.borrow()
+        *self.stop_games.borrow()
     }
 
     /// Registers a new player under a fresh secret token.

@@ -36,9 +36,18 @@ pub async fn run_with(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let (stop_tx, stop_rx) = watch::channel(false);
+    let (stop_games_tx, stop_games_rx) = watch::channel(false);
     let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
+    let (games_alive_tx, mut games_alive_rx) = mpsc::channel::<()>(1);
     let send_buffer = config.socket_send_buffer;
-    let hub = Arc::new(hub::Hub::new(config, stop_rx, alive_tx));
+    let hub = Arc::new(hub::Hub::new(
+        config,
+        stop_rx,
+        stop_games_rx,
+        games_alive_tx,
+        alive_tx,
+    ));
+    let shutdown_hub = hub.clone();
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "listening");
     }
@@ -52,7 +61,14 @@ pub async fn run_with(
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;
-            tracing::info!("shutting down");
+            tracing::info!("shutting down: aborting live games");
+            // Games first, so that their last events are queued before the connections
+            // close (a connection sends what is queued before its close frame).
+            let _ = stop_games_tx.send(true);
+            shutdown_hub.stop_counting_games();
+            drop(shutdown_hub);
+            let _ = tokio::time::timeout(Duration::from_secs(5), games_alive_rx.recv()).await;
+            tracing::info!("closing connections");
             let _ = stop_tx.send(true);
         })
         .await;
