@@ -195,6 +195,7 @@ pub fn to_json(loaded: &Loaded) -> Value {
     json!({
         "rings": { "red": game.rings().red, "black": game.rings().black },
         "finished": outcome.is_some(),
+        "over": !game.is_playing(),
         "winner": outcome.and_then(|o| o.winner),
         "reason": reason,
         "reason_code": outcome.map(|o| reason_code(&o.reason)),

@@ -199,6 +199,24 @@ fn a_drawn_game_by_repetition() {
 }
 
 #[test]
+fn an_aborted_game_is_over_without_a_result() {
+    let v = replay_json("aborted.tamsk", "TAMSK record 1\nlevel: 1\n\n40 end\n");
+    assert_eq!(v["finished"], false);
+    assert_eq!(v["over"], true);
+    assert_eq!(v["status"], "aborted");
+    assert_eq!(v["winner"], Value::Null);
+    assert_eq!(
+        v["reason"],
+        "aborted at 30.000: Red did not make his first move in time"
+    );
+    let m = replay_error("late.tamsk", "TAMSK record 1\nlevel: 1\n\n45 red d1-d2\n");
+    assert!(
+        m.ends_with(": line 4, column 8: 'd1-d2' comes after the end of the game (aborted at 30.000: Red did not make his first move in time)\n"),
+        "{m}"
+    );
+}
+
+#[test]
 fn standard_input_is_read_with_a_dash() {
     use std::io::Write;
     let mut child = Command::new(env!("CARGO_BIN_EXE_tamsk"))

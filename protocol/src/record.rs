@@ -551,12 +551,11 @@ pub fn load(text: &str) -> Result<Loaded, RecordError> {
             let (file, places) = parse_record(text)?;
             let mut game = Game::new(file.record.settings.clone());
             for (entry, place) in file.record.entries.iter().zip(&places) {
-                let before = game.clone();
                 if let Err(error) = entry.apply_to(&mut game) {
                     let EntryKind::Act { player, action } = entry.kind else {
                         unreachable!("only actions are refused")
                     };
-                    return Err(refusal(&before, player, &action, error, place.clone()));
+                    return Err(refusal(&game, player, &action, error, place.clone()));
                 }
             }
             if let Some(end) = file.record.end_ms {
@@ -571,6 +570,8 @@ pub fn load(text: &str) -> Result<Loaded, RecordError> {
     }
 }
 
+/// The error for an action refused by `game` (as the refusal left it: brought up to the
+/// action's instant).
 fn refusal(
     game: &Game,
     player: Player,
@@ -579,10 +580,10 @@ fn refusal(
     (position, token): (Position, String),
 ) -> RecordError {
     let text = Notation(*action).to_string();
-    let kind = match (&error, game.outcome()) {
-        (ActionError::GameOver, Some(outcome)) => RecordErrorKind::AfterGameOver {
+    let kind = match &error {
+        ActionError::GameOver => RecordErrorKind::AfterGameOver {
             action: text,
-            outcome: outcome.describe(),
+            outcome: describe_state(game),
         },
         _ => RecordErrorKind::Refused {
             action: text,
@@ -1000,7 +1001,7 @@ pub fn move_list_settings() -> Settings {
 }
 
 /// Imports a plain network move list: every token a move `from-to`, optionally
-/// `/seconds`, applied for the player on turn with a drop whenever the rules allow.
+/// `/seconds` (separated by whitespace, commas or semicolons), applied for the player on turn with a drop whenever the rules allow.
 /// Instants: the cumulative `/seconds`, or [`MOVE_LIST_STEP_MS`] for a move without.
 fn import_move_list(text: &str) -> Result<(RecordFile, Game), RecordError> {
     let settings = move_list_settings();
@@ -1013,7 +1014,9 @@ fn import_move_list(text: &str) -> Result<(RecordFile, Game), RecordError> {
             number: i + 1,
             text: raw,
         };
-        for (off, token) in notation::tokens(strip_comment(raw)) {
+        // Commas and semicolons separate moves too (same length: offsets stay right).
+        let content = strip_comment(raw).replace([',', ';'], " ");
+        for (off, token) in notation::tokens(&content) {
             // Tolerate move numbers such as "12." in front of moves.
             if let Some(n) = token.strip_suffix('.') {
                 if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
@@ -1060,10 +1063,9 @@ fn import_move_list(text: &str) -> Result<(RecordFile, Game), RecordError> {
             };
             now = now.saturating_add(step);
             let player = game.turn();
-            let before = game.clone();
             if let Err(error) = game.apply(player, action, now) {
                 let mut e = refusal(
-                    &before,
+                    &game,
                     player,
                     &action,
                     error,
@@ -1439,6 +1441,14 @@ result: Black wins: Red abandoned the game; rings 31 red, 30 black
         let e = error("d1-d2/abc");
         assert_eq!(at(&e), (1, 7, "d1-d2/abc"));
         assert!(e.to_string().contains("'abc' is not an instant"), "{e}");
+
+        let commas = load("d1-d2/13, g1-f1/2;d2-e2 ,f1-e1").unwrap();
+        assert_eq!(
+            commas.game.rings(),
+            load("d1-d2 g1-f1 d2-e2 f1-e1").unwrap().game.rings()
+        );
+        let e = error("d1-d2, g1-f1,x");
+        assert_eq!(at(&e), (1, 14, "x"));
 
         let e = error("d1-d2 drop");
         assert_eq!(e.position.move_number, Some(2));
