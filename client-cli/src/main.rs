@@ -8,7 +8,12 @@ use clap::{Parser, Subcommand};
 mod replay;
 
 #[derive(Parser, Debug)]
-#[command(name = "tamsk", version, about = "TAMSK online: terminal client")]
+#[command(
+    name = "tamsk",
+    version,
+    about = "TAMSK online: terminal client",
+    after_help = "Exit status: 0 success, 1 a file cannot be read, 2 bad input (usage, or a game file that is not valid)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

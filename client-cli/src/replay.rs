@@ -24,11 +24,18 @@ pub struct Args {
 
 pub fn main(args: &Args) -> ExitCode {
     let name = args.file.display().to_string();
-    let text = match read(&args.file) {
-        Ok(text) => text,
+    let bytes = match read(&args.file) {
+        Ok(bytes) => bytes,
         Err(e) => {
             eprintln!("tamsk: cannot read {name}: {e}");
             return ExitCode::from(EXIT_IO);
+        }
+    };
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            eprintln!("tamsk: {name}: {}", not_text(e.as_bytes(), e.utf8_error()));
+            return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
     let loaded = match record::load(&text) {
@@ -48,14 +55,26 @@ pub fn main(args: &Args) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn read(path: &PathBuf) -> std::io::Result<String> {
+fn read(path: &PathBuf) -> std::io::Result<Vec<u8>> {
     if path.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text)?;
-        Ok(text)
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes)?;
+        Ok(bytes)
     } else {
-        std::fs::read_to_string(path)
+        std::fs::read(path)
     }
+}
+
+/// Where a file stops being UTF-8 text, in the same terms as the record reader's errors.
+fn not_text(bytes: &[u8], error: std::str::Utf8Error) -> String {
+    let good = &bytes[..error.valid_up_to()];
+    let text = std::str::from_utf8(good).expect("valid up to here");
+    let line = text.matches('\n').count() + 1;
+    let column = text.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    let byte = bytes[error.valid_up_to()];
+    format!(
+        "line {line}, column {column}: byte 0x{byte:02x} is not text: a game file is UTF-8 text"
+    )
 }
 
 fn seconds(ms: u64) -> String {

@@ -275,6 +275,17 @@ fn garbage_is_named_with_its_position() {
     );
     let m = replay_error("binary.txt", "\u{1}\u{2}zz");
     assert!(m.contains("line 1, column 1"), "{m}");
+    let path = write("bytes.bin", "");
+    std::fs::write(&path, b"d1-d2\ng1-f1 \xff\xfe junk").unwrap();
+    let out = tamsk(&["replay", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr(&out)
+            .ends_with(": line 2, column 7: byte 0xff is not text: a game file is UTF-8 text\n"),
+        "{}",
+        stderr(&out)
+    );
     let m = replay_error("empty.txt", "\n\n");
     assert!(m.contains("empty input"), "{m}");
 }
