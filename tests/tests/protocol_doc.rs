@@ -1,0 +1,58 @@
+//! `docs/protocol.schema.json` is generated from the wire types and must stay in sync;
+//! `docs/PROTOCOL.md` must document every message.
+
+use std::path::PathBuf;
+
+fn docs() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs")
+}
+
+/// The `type` tags of one message enum, read from the schema.
+fn tags(schema: &serde_json::Value, def: &str) -> Vec<String> {
+    let variants = schema["definitions"][def]["oneOf"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{def} has variants"));
+    variants
+        .iter()
+        .map(|v| {
+            let ty = &v["properties"]["type"];
+            ty["enum"][0]
+                .as_str()
+                .or_else(|| ty["const"].as_str())
+                .unwrap_or_else(|| panic!("a tag in {v}"))
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn schema_file_is_in_sync_with_the_types() {
+    let path = docs().join("protocol.schema.json");
+    let fresh = serde_json::to_string_pretty(&protocol::wire::json_schema()).unwrap() + "\n";
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &fresh).expect("write the schema");
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == fresh,
+        "docs/protocol.schema.json is out of date with protocol::wire. Regenerate it with\n\
+         \n    UPDATE_SCHEMA=1 cargo test -p tamsk-tests --test protocol_doc\n\n\
+         and commit it (and describe the change in docs/PROTOCOL.md)."
+    );
+}
+
+#[test]
+fn protocol_doc_names_every_message() {
+    let schema = protocol::wire::json_schema();
+    let doc = std::fs::read_to_string(docs().join("PROTOCOL.md")).expect("docs/PROTOCOL.md");
+    let client = tags(&schema, "ClientMessage");
+    assert_eq!(client, server::connection::CLIENT_TYPES.to_vec());
+    for tag in client.iter().chain(&tags(&schema, "ServerMessage")) {
+        assert!(
+            doc.contains(&format!("`{tag}`")),
+            "docs/PROTOCOL.md does not describe `{tag}`"
+        );
+    }
+    assert!(doc.contains(&format!("version {}", protocol::wire::PROTOCOL_VERSION)));
+}
