@@ -770,8 +770,11 @@ fn parse_record(text: &str) -> Result<(RecordFile, Vec<(Position, String)>), Rec
         return Err(first.error(off, t, RecordErrorKind::Version(words[2..].join(" "))));
     }
 
-    // Header fields: (key, value, line) in order.
-    let mut header: Vec<(String, String, usize, usize)> = Vec::new();
+    // Header fields in order.
+    let mut header: Vec<Field> = Vec::new();
+    // Settings, names and free fields, made when the header ends so that errors come in
+    // the order of the text.
+    let mut header_done: Option<(Settings, RecordFile)> = None;
     let mut entries = Vec::new();
     let mut places = Vec::new();
     let mut end_ms = None;
@@ -826,6 +829,9 @@ fn parse_record(text: &str) -> Result<(RecordFile, Vec<(Position, String)>), Rec
                 RecordErrorKind::Instant(tok0.to_string())
             };
             return Err(line.error(off0, tok0, kind));
+        }
+        if !in_body {
+            header_done = Some(finish_header(text, &first, &header)?);
         }
         in_body = true;
         let mut it = toks.iter().peekable();
@@ -938,8 +944,27 @@ fn parse_record(text: &str) -> Result<(RecordFile, Vec<(Position, String)>), Rec
         entries.push(Entry { at_ms, kind });
     }
 
-    // Settings: the level first, then every other field over its defaults.
-    let field_error = |h: &(String, String, usize, usize), message: String| RecordError {
+    let (settings, mut file) = match header_done {
+        Some(done) => done,
+        None => finish_header(text, &first, &header)?,
+    };
+    file.record.settings = settings;
+    file.record.entries = entries;
+    file.record.end_ms = end_ms;
+    Ok((file, places))
+}
+
+/// A header field: key, value, line number, byte offset of the value in its line.
+type Field = (String, String, usize, usize);
+
+/// Turns the header fields into settings, names and free fields, once the header is
+/// complete: the level first, then every other field over its defaults.
+fn finish_header(
+    text: &str,
+    first: &Line,
+    header: &[Field],
+) -> Result<(Settings, RecordFile), RecordError> {
+    let field_error = |h: &Field, message: String| RecordError {
         position: Position {
             line: h.2,
             column: text
@@ -971,7 +996,7 @@ fn parse_record(text: &str) -> Result<(RecordFile, Vec<(Position, String)>), Rec
         .map_err(|m| field_error(level_field, m))?;
     let mut settings = Settings::level(level);
     let mut file = RecordFile::default();
-    for h in &header {
+    for h in header {
         match h.0.as_str() {
             "level" | "result" => {}
             "red" => file.record.red = Some(h.1.clone()),
@@ -987,10 +1012,7 @@ fn parse_record(text: &str) -> Result<(RecordFile, Vec<(Position, String)>), Rec
         let h = header.iter().find(|h| h.0 == key).unwrap_or(level_field);
         return Err(field_error(h, e.to_string()));
     }
-    file.record.settings = settings;
-    file.record.entries = entries;
-    file.record.end_ms = end_ms;
-    Ok((file, places))
+    Ok((settings, file))
 }
 
 /// The settings of an imported network move list: Level 1 without a game clock, and the
@@ -1349,6 +1371,10 @@ result: Black wins: Red abandoned the game; rings 31 red, 30 black
             e.to_string().contains("hourglass_ms = 5 is out of range"),
             "{e}"
         );
+
+        // Errors come in the order of the text: a bad header before a bad entry.
+        let e = error("TAMSK record 1\nlevel: 2\nhourglass_ms: lots\n\n0 red d1-x9\n");
+        assert_eq!(at(&e), (3, 15, "lots"));
 
         let e = error("TAMSK record 1\nlevel: 2\nlevel: 3\n");
         assert_eq!(*e.kind, RecordErrorKind::Duplicate("level".into()));
