@@ -1614,7 +1614,7 @@ result: Black wins: Red abandoned the game; rings 31 red, 30 black
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(64))]
+        #![proptest_config(ProptestConfig::with_cases(256))]
         #[test]
         fn random_games_round_trip(seed in any::<u64>(), settings in any_settings(),
                                    tags in proptest::collection::vec(("[a-z][a-z0-9_-]{0,8}", "[ -~]{0,20}"), 0..3)) {

@@ -387,6 +387,51 @@ mod tests {
     }
 
     #[test]
+    fn the_legend_shows_what_is_in_progress() {
+        let mut game = Game::new(Settings::blitz(Level::Three));
+        let d1 = sq("d1");
+        let d2 = sq("d2");
+        game.apply(
+            Player::Red,
+            Action::Move {
+                from: d1,
+                to: d2,
+                drop: true,
+            },
+            0,
+        )
+        .unwrap();
+        game.apply(Player::Red, Action::Flip, 100).unwrap();
+        game.apply(Player::Black, Action::Start { from: sq("g1") }, 200)
+            .unwrap();
+        let middle: Vec<String> = legend(&game, 250)
+            .into_iter()
+            .filter(|(line, _)| (3..29).contains(line))
+            .map(|(_, text)| text)
+            .collect();
+        assert_eq!(
+            middle,
+            ["Black holds B from g1", "15-second timer on Black: 1s"]
+        );
+        // The timer runs out at 0.4 s with B in hand: Red earns the penalty ring.
+        game.advance(400);
+        let middle: Vec<(usize, String)> = legend(&game, 400)
+            .into_iter()
+            .filter(|(line, _)| (3..29).contains(line))
+            .collect();
+        assert_eq!(
+            middle,
+            [
+                (15, "Black holds B from g1".to_string()),
+                (16, "Red may drop a penalty ring".to_string())
+            ]
+        );
+        game.apply(Player::Red, Action::Resign, 500).unwrap();
+        assert!(legend(&game, 500).contains(&(15, "Game over".to_string())));
+        assert!(!render(&game, 500).contains("<- to move"));
+    }
+
+    #[test]
     fn placement_glasses_off_the_board_are_in_the_legend() {
         let mut s = Settings::blitz(Level::Three);
         s.setup = Setup::Placement;
