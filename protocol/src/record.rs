@@ -1080,8 +1080,15 @@ fn import_move_list(text: &str) -> Result<(RecordFile, Game), RecordError> {
             let step = match seconds {
                 None => MOVE_LIST_STEP_MS,
                 Some((s, s_off)) => parse_instant(s).ok_or_else(|| {
-                    let mut e =
-                        locate(line.error(s_off, s, RecordErrorKind::Instant(s.to_string())));
+                    let kind = if s.is_empty() {
+                        RecordErrorKind::Missing(
+                            token.to_string(),
+                            "the seconds after '/', like d1-d2/13",
+                        )
+                    } else {
+                        RecordErrorKind::Instant(s.to_string())
+                    };
+                    let mut e = locate(line.error(s_off, s, kind));
                     e.token = token.to_string();
                     e
                 })?,
@@ -1475,6 +1482,12 @@ result: Black wins: Red abandoned the game; rings 31 red, 30 black
             e.to_string()
                 .starts_with("move 3 'hello' (line 1, column 13): 'hello' is not a move"),
             "{e}"
+        );
+
+        let e = error("d1-d2/");
+        assert_eq!(
+            e.to_string(),
+            "move 1 'd1-d2/' (line 1, column 7): 'd1-d2/' needs the seconds after '/', like d1-d2/13"
         );
 
         let e = error("d1-d2/abc");
