@@ -143,14 +143,32 @@ fn error(code: &str, message: impl Into<String>, game: GameId) -> ServerMessage 
 impl GameTask {
     async fn run(mut self, mut rx: mpsc::Receiver<GameCmd>) {
         let mut shutdown = self.hub.stop_games.clone();
+        // Set when an overdue deadline changed nothing (it should not happen): then wait
+        // a little instead of spinning.
+        let mut stalled = false;
         loop {
             let wake = self.next_wake();
+            // An overdue deadline goes before any queued command, so a busy game still
+            // announces everything at (or right after) its instant.
+            if let Some(w) = wake.filter(|&w| !stalled && w <= Instant::now()) {
+                if self.linger_until.is_some_and(|t| t <= w) {
+                    break;
+                }
+                self.on_time();
+                stalled = self.next_wake() == wake;
+                if stalled {
+                    tracing::warn!(game = self.id, "a deadline passed without effect");
+                }
+                continue;
+            }
+            let wake = if stalled {
+                wake.map(|_| Instant::now() + Duration::from_millis(5))
+            } else {
+                wake
+            };
+            stalled = false;
             tokio::select! {
                 biased;
-                cmd = rx.recv() => match cmd {
-                    Some(cmd) => self.handle(cmd),
-                    None => break,
-                },
                 _ = shutdown.changed() => {
                     let now = self.now_ms();
                     if self.game.is_playing() {
@@ -159,12 +177,11 @@ impl GameTask {
                     }
                     break;
                 }
-                _ = sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => {
-                    if self.linger_until.is_some_and(|t| t <= Instant::now()) {
-                        break;
-                    }
-                    self.on_time();
-                }
+                cmd = rx.recv() => match cmd {
+                    Some(cmd) => self.handle(cmd),
+                    None => break,
+                },
+                _ = sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => {}
             }
         }
         self.hub.games.remove(&self.id);

@@ -492,3 +492,32 @@ async fn tiebreak_with_lineup() {
         .await;
     assert_eq!(black.replica, red.replica);
 }
+
+/// Section 8: a player who does not make his first move in time aborts the game, announced
+/// at that instant; the game is then over for both.
+#[tokio::test]
+async fn no_first_move_aborts_the_game() {
+    let server = TestServer::start().await;
+    let settings = Settings {
+        abort_ms: 400,
+        ..Settings::blitz(Level::One)
+    };
+    let (mut red, mut black) = start_game(&server, &settings).await;
+    let (ev, aborted) = black
+        .until("the abort", |e| matches!(e, Event::GameAborted { .. }))
+        .await;
+    assert_eq!(
+        aborted,
+        Event::GameAborted {
+            at: 400,
+            reason: protocol::game::AbortReason::NoFirstMove {
+                player: Player::Red
+            }
+        }
+    );
+    assert!(ev.now_ms >= 400 && ev.now_ms < 500, "sent at {}", ev.now_ms);
+    red.catch_up_to(black.seq).await;
+    assert!(matches!(red.replica.status(), Status::Aborted { .. }));
+    red.act(mv("d1", "d2", true)).await;
+    red.expect_error("game_over").await;
+}
