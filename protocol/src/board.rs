@@ -56,7 +56,11 @@ impl Square {
 
     /// Column, 0 (`a`) to 6 (`g`).
     pub const fn col(self) -> u8 {
-        GEOMETRY.col[self.0 as usize]
+        let mut col = 6;
+        while COLUMN_START[col] > self.0 {
+            col -= 1;
+        }
+        col as u8
     }
 
     /// Row, from 1 at the bottom of the column.
@@ -184,7 +188,6 @@ impl schemars::JsonSchema for Square {
 
 /// Precomputed board geometry.
 struct Geometry {
-    col: [u8; SQUARES],
     capacity: [u8; SQUARES],
     neighbours: [[Square; 6]; SQUARES],
     degree: [u8; SQUARES],
@@ -195,28 +198,18 @@ const GEOMETRY: Geometry = build_geometry();
 
 const fn build_geometry() -> Geometry {
     let mut g = Geometry {
-        col: [0; SQUARES],
         capacity: [0; SQUARES],
         neighbours: [[Square(0); 6]; SQUARES],
         degree: [0; SQUARES],
         adjacent: [0; SQUARES],
     };
-    let mut c = 0;
-    while c < 7 {
-        let mut r = 0;
-        while r < COLUMN_LEN[c] {
-            g.col[(COLUMN_START[c] + r) as usize] = c as u8;
-            r += 1;
-        }
-        c += 1;
-    }
     // Axial neighbour directions (dq, ds).
     const DIRS: [(i8, i8); 6] = [(0, -1), (0, 1), (-1, 0), (1, 0), (1, -1), (-1, 1)];
     let mut i = 0;
     while i < SQUARES {
         let sq = Square(i as u8);
-        g.capacity[i] = 4 - sq.distance_to_centre_with(&g.col);
-        let (q, s) = axial_with(sq, &g.col);
+        g.capacity[i] = 4 - sq.distance_to_centre();
+        let (q, s) = sq.axial();
         let mut d = 0;
         while d < 6 {
             let nq = q + DIRS[d].0;
@@ -236,30 +229,6 @@ const fn build_geometry() -> Geometry {
         i += 1;
     }
     g
-}
-
-const fn axial_with(sq: Square, cols: &[u8; SQUARES]) -> (i8, i8) {
-    let col = cols[sq.0 as usize];
-    let row = sq.0 - COLUMN_START[col as usize] + 1;
-    let q = col as i8 - 3;
-    let s = row as i8 - 1 + if q < 0 { -q } else { 0 };
-    (q, s)
-}
-
-impl Square {
-    const fn distance_to_centre_with(self, cols: &[u8; SQUARES]) -> u8 {
-        let (q, s) = axial_with(self, cols);
-        let ds = s - 3;
-        let a = q.unsigned_abs();
-        let b = ds.unsigned_abs();
-        let c = (q + ds).unsigned_abs();
-        let m = if a > b { a } else { b };
-        if m > c {
-            m
-        } else {
-            c
-        }
-    }
 }
 
 #[cfg(test)]
