@@ -187,6 +187,8 @@ pub struct GameEvent {
     pub seq: Seq,
     /// The server's game time when the change was made.
     pub now_ms: u64,
+    /// Every hourglass's sand after the change.
+    pub sand: SandTable,
     #[serde(flatten)]
     pub change: Change,
 }
@@ -196,12 +198,8 @@ pub struct GameEvent {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Change {
     /// The engine moved on: `entry` is what caused it (apply it to a replica to stay
-    /// exact), `events` what happened, `sand` every hourglass's sand afterwards.
-    Play {
-        entry: Entry,
-        events: Vec<Event>,
-        sand: SandTable,
-    },
+    /// exact), `events` what happened.
+    Play { entry: Entry, events: Vec<Event> },
     /// A player's connection came or went. While he is away, `grace_until_ms` is the game
     /// time at which his opponent may claim the win.
     Presence {
@@ -340,6 +338,7 @@ mod tests {
             game: 1,
             seq: 7,
             now_ms: 10,
+            sand: SandTable::of(&Game::new(Settings::default())),
             change: Change::Presence {
                 player: Player::Black,
                 connected: false,

@@ -52,7 +52,8 @@ struct Sub {
 
 #[derive(Clone, Copy)]
 struct Away {
-    since_ms: u64,
+    /// The seq of the presence event that told of it: orders departures in the same ms.
+    left_seq: Seq,
     until_ms: u64,
     expired: bool,
 }
@@ -223,7 +224,12 @@ impl GameTask {
             // Exactly to the deadline: an action read just after it is not pushed later.
             self.catch_up(t);
         }
-        for p in Player::BOTH {
+        // In the order the graces run out.
+        let mut order = Player::BOTH;
+        order.sort_by_key(|p| {
+            self.away[p.index()].map_or((u64::MAX, 0), |a| (a.until_ms, a.left_seq))
+        });
+        for p in order {
             if let Some(a) = self.away[p.index()].as_mut() {
                 if !a.expired && a.until_ms <= now && self.game.is_playing() {
                     a.expired = true;
@@ -235,7 +241,7 @@ impl GameTask {
         // first loses, so that no game waits forever.
         if let [Some(r), Some(b)] = self.away {
             if r.expired && b.expired && self.game.is_playing() {
-                let loser = if r.since_ms <= b.since_ms {
+                let loser = if r.left_seq < b.left_seq {
                     Player::Red
                 } else {
                     Player::Black
@@ -426,7 +432,7 @@ impl GameTask {
                     let now = self.now_ms();
                     let until = now + self.hub.config.reconnect_grace.as_millis() as u64;
                     self.away[p.index()] = Some(Away {
-                        since_ms: now,
+                        left_seq: self.seq + 1,
                         until_ms: until,
                         expired: false,
                     });
@@ -486,11 +492,9 @@ impl GameTask {
     }
 
     fn publish_play(&mut self, at_ms: u64, kind: EntryKind, events: Vec<protocol::Event>) {
-        let sand = SandTable::of(&self.game);
         self.publish(Change::Play {
             entry: Entry { at_ms, kind },
             events,
-            sand,
         });
         let state = match self.game.status() {
             Status::Playing => "playing",
@@ -516,6 +520,7 @@ impl GameTask {
             game: self.id,
             seq: self.seq,
             now_ms: self.now_ms(),
+            sand: SandTable::of(&self.game),
             change,
         })));
         if self.history.len() >= self.hub.config.history.max(1) {

@@ -180,3 +180,46 @@ async fn abandonment_after_the_grace() {
         }
     );
 }
+
+/// Both players gone past their graces: nobody is left to claim, so the server ends the
+/// game as abandoned by the one who left first. A watcher sees it all.
+#[tokio::test]
+async fn both_gone_ends_the_game() {
+    let server = TestServer::start().await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    red.act(mv("d1", "d2", true)).await;
+    red.until("Red's move", |e| matches!(e, Event::MoveReleased { .. }))
+        .await;
+    let mut viewer = Client::new_player(&server, "Viewer").await;
+    viewer
+        .send(&ClientMessage::Watch {
+            game: red.game,
+            after_seq: None,
+        })
+        .await;
+    let mut watcher = Follower::await_snapshot(viewer).await;
+    disconnect(&mut black).await;
+    wait_gone(&mut watcher, Player::Black).await;
+    disconnect(&mut red).await;
+    wait_gone(&mut watcher, Player::Red).await;
+    let (ev, ended) = watcher
+        .until("the end", |e| matches!(e, Event::GameEnded { .. }))
+        .await;
+    let expired: Vec<Player> = watcher
+        .log
+        .iter()
+        .filter_map(|e| match e.change {
+            Change::GraceExpired { player } => Some(player),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(expired, vec![Player::Black, Player::Red]);
+    assert!(matches!(
+        &ev.change,
+        Change::Play { entry, .. } if entry.kind == protocol::record::EntryKind::Abandon { player: Player::Black }
+    ));
+    let Event::GameEnded { outcome, .. } = ended else {
+        unreachable!()
+    };
+    assert_eq!(outcome.winner, Some(Player::Red));
+}
