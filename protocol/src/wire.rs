@@ -18,6 +18,9 @@ use crate::settings::{Level, Settings};
 /// The version a client states in its `hello`. The server refuses other versions.
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// Most games in one `games` answer (the lowest ids first).
+pub const LIST_LIMIT: usize = 200;
+
 /// A live game's id.
 pub type GameId = u64;
 
@@ -45,7 +48,7 @@ pub enum ClientMessage {
     Seek { settings: Settings },
     /// Withdraws one's seek.
     CancelSeek,
-    /// Lists live games.
+    /// Lists live games (at most [`LIST_LIMIT`], by id).
     ListGames,
     /// Watches a game as a spectator. With `after_seq`, resumes after that event.
     Watch {

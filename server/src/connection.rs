@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
-use protocol::wire::{ClientMessage, GameId, ServerMessage, PROTOCOL_VERSION};
+use protocol::wire::{ClientMessage, GameId, ServerMessage, LIST_LIMIT, PROTOCOL_VERSION};
 use tokio::sync::mpsc;
 use tokio::time::{interval, Duration, Instant, MissedTickBehavior};
 
@@ -331,9 +331,10 @@ impl Conn {
                     self.error("not_seeking", "you have no seek to cancel", None);
                 }
             }
-            ClientMessage::ListGames => self.send(&ServerMessage::Games {
-                games: self.hub.summaries(),
-            }),
+            ClientMessage::ListGames => {
+                let (games, _more) = self.hub.summaries(None, LIST_LIMIT);
+                self.send(&ServerMessage::Games { games });
+            }
             ClientMessage::Watch { game, after_seq } => self.subscribe(game, None, after_seq),
             ClientMessage::Join { game, after_seq } => {
                 let me = me.expect("checked");

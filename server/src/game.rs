@@ -545,3 +545,169 @@ impl GameTask {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The game task alone, on a paused clock: instants are exact.
+
+    use super::*;
+    use crate::config::Config;
+    use crate::hub::{Kill, SeekResult};
+    use protocol::game::Event;
+    use protocol::settings::Level;
+    use protocol::wire::Change;
+    use tokio::sync::watch;
+
+    struct Seat {
+        peer: Peer,
+        rx: mpsc::Receiver<Utf8Bytes>,
+        player: Arc<PlayerRec>,
+        seat: Player,
+    }
+
+    async fn recv(rx: &mut mpsc::Receiver<Utf8Bytes>) -> ServerMessage {
+        let text = rx.recv().await.expect("a message");
+        serde_json::from_str(text.as_str()).expect("valid message")
+    }
+
+    async fn next_event(rx: &mut mpsc::Receiver<Utf8Bytes>) -> GameEvent {
+        loop {
+            if let ServerMessage::Event(ev) = recv(rx).await {
+                return *ev;
+            }
+        }
+    }
+
+    /// A hub without a network, and two players paired on `settings`: (hub, red, black).
+    async fn pair(settings: Settings, config: Config) -> (Arc<Hub>, GameId, Seat, Seat) {
+        let (_stop_tx, stop) = watch::channel(false);
+        let (_stop_games_tx, stop_games) = watch::channel(false);
+        let (games_alive, _) = mpsc::channel(1);
+        let (alive, _) = mpsc::channel(1);
+        let hub = Arc::new(Hub::new(config, stop, stop_games, games_alive, alive));
+        std::mem::forget((_stop_tx, _stop_games_tx));
+        let mut seats = Vec::new();
+        let mut game = None;
+        for (i, name) in ["Ann", "Ben"].into_iter().enumerate() {
+            let (tx, rx) = mpsc::channel(64);
+            let peer = Peer {
+                conn: i as u64,
+                tx,
+                kill: Arc::new(Kill::default()),
+            };
+            let (_, player) = hub.register(name.into());
+            let seeker = Seeker {
+                player: player.clone(),
+                peer: peer.clone(),
+            };
+            if let SeekResult::Paired(id) = hub.seek(settings.clone(), seeker) {
+                game = Some(id);
+            }
+            seats.push((peer, rx, player));
+        }
+        let mut out = Vec::new();
+        for (peer, mut rx, player) in seats {
+            let ServerMessage::Snapshot(s) = recv(&mut rx).await else {
+                panic!("a snapshot")
+            };
+            out.push(Seat {
+                peer,
+                rx,
+                player,
+                seat: s.seat.expect("seated"),
+            });
+        }
+        out.sort_by_key(|s| s.seat);
+        let black = out.pop().unwrap();
+        let red = out.pop().unwrap();
+        (hub, game.expect("paired"), red, black)
+    }
+
+    async fn act(hub: &Hub, game: GameId, seat: &Seat, action: Action) {
+        let cmd = GameCmd::Act {
+            peer: seat.peer.clone(),
+            player: seat.player.clone(),
+            action,
+            received: Instant::now(),
+        };
+        hub.game(game).unwrap().tx.send(cmd).await.unwrap();
+    }
+
+    fn mv(from: &str, to: &str) -> Action {
+        Action::Move {
+            from: from.parse().unwrap(),
+            to: to.parse().unwrap(),
+            drop: true,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn death_goes_out_at_its_exact_instant() {
+        let settings = Settings {
+            turn_limit_ms: None,
+            ..Settings::blitz(Level::Two)
+        };
+        let (hub, game, mut red, mut black) = pair(settings, Config::default()).await;
+        let t0 = Instant::now();
+        tokio::time::advance(Duration::from_millis(250)).await;
+        act(&hub, game, &red, mv("d1", "d2")).await;
+        let ev = next_event(&mut red.rx).await;
+        assert_eq!((ev.seq, ev.now_ms), (1, 250));
+        tokio::time::advance(Duration::from_millis(100)).await;
+        act(&hub, game, &black, mv("a1", "b1")).await;
+        next_event(&mut red.rx).await;
+        // Nothing is sent; the paused clock jumps to the task's next deadline.
+        let ev = next_event(&mut red.rx).await;
+        let Change::Play { events, .. } = &ev.change else {
+            panic!("a play")
+        };
+        assert!(matches!(
+            events[..],
+            [Event::HourglassDied {
+                at: 3250,
+                in_hand: false,
+                ..
+            }]
+        ));
+        assert_eq!(ev.now_ms, 3250);
+        assert_eq!(t0.elapsed(), Duration::from_millis(3250));
+        assert_eq!(ev.sand.glasses[0].dead_at_ms, Some(3250));
+        let ev = next_event(&mut red.rx).await;
+        assert_eq!(ev.now_ms, 3350, "Black's A dies 3 s after its flip");
+        assert_eq!(next_event(&mut black.rx).await.seq, 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn grace_runs_out_at_its_exact_instant() {
+        let settings = Settings {
+            abort_ms: 3_600_000,
+            ..Settings::blitz(Level::One)
+        };
+        let (hub, game, mut red, black) = pair(settings, Config::default()).await;
+        act(&hub, game, &red, mv("d1", "d2")).await;
+        next_event(&mut red.rx).await;
+        tokio::time::advance(Duration::from_millis(40)).await;
+        let cmd = GameCmd::Unsubscribe {
+            conn: black.peer.conn,
+            reply: None,
+        };
+        hub.game(game).unwrap().tx.send(cmd).await.unwrap();
+        let ev = next_event(&mut red.rx).await;
+        assert_eq!(
+            ev.change,
+            Change::Presence {
+                player: Player::Black,
+                connected: false,
+                grace_until_ms: Some(60_040)
+            }
+        );
+        let ev = next_event(&mut red.rx).await;
+        assert_eq!(
+            ev.change,
+            Change::GraceExpired {
+                player: Player::Black
+            }
+        );
+        assert_eq!(ev.now_ms, 60_040);
+    }
+}

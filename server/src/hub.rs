@@ -208,14 +208,27 @@ impl Hub {
         ids
     }
 
-    pub fn summaries(&self) -> Vec<GameSummary> {
-        let mut list: Vec<GameSummary> = self
+    /// Up to `limit` live games with an id above `after`, by id; and whether more follow.
+    pub fn summaries(&self, after: Option<GameId>, limit: usize) -> (Vec<GameSummary>, bool) {
+        let after = after.unwrap_or(0);
+        let mut ids: Vec<GameId> = self
             .games
             .iter()
-            .map(|g| g.summary.lock().expect("summary lock").clone())
+            .map(|g| *g.key())
+            .filter(|&id| id > after)
             .collect();
-        list.sort_by_key(|s| s.game);
-        list
+        ids.sort_unstable();
+        let more = ids.len() > limit;
+        let list = ids
+            .into_iter()
+            .take(limit)
+            .filter_map(|id| {
+                self.games
+                    .get(&id)
+                    .map(|g| g.summary.lock().expect("summary lock").clone())
+            })
+            .collect();
+        (list, more)
     }
 
     pub fn game(&self, id: GameId) -> Option<GameHandle> {

@@ -15,7 +15,12 @@ struct Args {
     #[arg(long, env = "TAMSK_LISTEN", default_value = "127.0.0.1:7878")]
     listen: SocketAddr,
     /// Structured (JSON) logs. Log level from RUST_LOG (default info).
-    #[arg(long, env = "TAMSK_LOG_JSON")]
+    #[arg(
+        long,
+        env = "TAMSK_LOG_JSON",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
     log_json: bool,
     /// How long a disconnected player keeps his seat before the opponent may claim the win.
     #[arg(long, env = "TAMSK_RECONNECT_GRACE_MS", default_value_t = 60_000)]
