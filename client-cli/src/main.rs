@@ -1,39 +1,326 @@
-//! `tamsk`: the TAMSK terminal client. For now it replays game records; playing and
-//! watching games on a server come later as further subcommands.
+//! `tamsk`: the TAMSK terminal client.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::time::Instant;
 
-use clap::{Parser, Subcommand};
-
-mod replay;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use protocol::settings::{FullSocket, GameClock, Level, Settings, Setup};
+use tamsk_client::app::{App, Mode};
+use tamsk_client::config::{self, Config, DEFAULT_SERVER};
+use tamsk_client::net::Net;
+use tamsk_client::session::Session;
+use tamsk_client::{plain, replay, EXIT_BAD_INPUT, EXIT_IO};
 
 #[derive(Parser, Debug)]
 #[command(
     name = "tamsk",
     version,
     about = "TAMSK online: terminal client",
-    after_help = "Exit status: 0 success, 1 a file cannot be read, 2 bad input (usage, or a game file that is not valid)."
+    after_help = "Exit status: 0 success, 1 a file cannot be read or the server cannot be reached, 2 bad input (usage, or a game file that is not valid).\n\nThe server, your name and your player token are remembered in $TAMSK_CONFIG, or $XDG_CONFIG_HOME/tamsk/config.json, or ~/.config/tamsk/config.json: a restarted `tamsk play` takes your seat in a running game again."
 )]
 struct Cli {
+    /// The server's websocket URL (default: the last one used, else the local server
+    /// ws://127.0.0.1:7878/ws).
+    #[arg(long, global = true, value_name = "URL")]
+    server: Option<String>,
+    /// Your display name (default: the last one used, else $USER).
+    #[arg(long, global = true)]
+    name: Option<String>,
+    /// Line mode even on a terminal: one line per event, commands read from stdin.
+    #[arg(long, global = true)]
+    plain: bool,
+    /// Line mode with one JSON object per line.
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Quick match: play the first player who asks for the same settings (or take your
+    /// seat in your running game again).
+    Play(PlayArgs),
+    /// Watch a live game; without a game number, list the live games to pick from.
+    Watch {
+        /// The game number.
+        game: Option<u64>,
+    },
+    /// List the live games.
+    Games {
+        /// Only games of this player (by display name).
+        #[arg(long)]
+        player: Option<String>,
+    },
     /// Replay a game file (a TAMSK record or a network-server move list such as
     /// `d1-d2/13 g1-f1/20`) and print the final board and the result.
     Replay(replay::Args),
 }
 
-/// Exit code when the file cannot be read.
-pub const EXIT_IO: u8 = 1;
-/// Exit code when the input is not a valid game (bad token, illegal move, garbage).
-pub const EXIT_BAD_INPUT: u8 = 2;
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum SetupArg {
+    Standard,
+    Placement,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FullSocketArg {
+    Lose,
+    Reject,
+}
+
+#[derive(Args, Debug)]
+struct PlayArgs {
+    /// Rules level: 1 no time rules, 2 hourglasses run, 3 hourglasses and the 15-second
+    /// timer.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=3))]
+    level: u8,
+    /// How the hourglasses start: on the corners, or beside the board.
+    #[arg(long, value_enum, default_value = "standard")]
+    setup: SetupArg,
+    /// Short timers (3 s hourglasses, 0.3 s 15-second timer, 0.2 s drop grace).
+    #[arg(long)]
+    blitz: bool,
+    /// Sand in one hourglass: 180, 180s, 3m, 500ms.
+    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
+    hourglass: Option<u64>,
+    /// Sand in the 15-second timer (Level 3).
+    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
+    neutral: Option<u64>,
+    /// How long after a release the mover may still drop (Levels 2-3).
+    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
+    drop_grace: Option<u64>,
+    /// A turn not started within this is forfeited ("none" for no limit).
+    #[arg(long, value_name = "DURATION|none", value_parser = optional_duration_ms)]
+    turn_limit: Option<MaybeMs>,
+    /// A game clock per player ("none" for no clock).
+    #[arg(long, value_name = "DURATION|none", value_parser = optional_duration_ms)]
+    clock: Option<MaybeMs>,
+    /// What moving onto a full socket does.
+    #[arg(long, value_enum)]
+    full_socket: Option<FullSocketArg>,
+}
+
+/// `180` (seconds), `180s`, `3m`, `1.5s`, `500ms`.
+fn duration_ms(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (num, unit) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1000.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60_000.0)
+    } else {
+        (t, 1000.0)
+    };
+    let value: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration: try 180, 180s, 3m or 500ms"))?;
+    if !(value.is_finite() && value >= 0.0) {
+        return Err(format!("'{text}' is not a duration"));
+    }
+    Ok((value * unit).round() as u64)
+}
+
+/// A duration or "none".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct MaybeMs(Option<u64>);
+
+fn optional_duration_ms(text: &str) -> Result<MaybeMs, String> {
+    if text.eq_ignore_ascii_case("none") || text.eq_ignore_ascii_case("off") {
+        Ok(MaybeMs(None))
+    } else {
+        duration_ms(text).map(|ms| MaybeMs(Some(ms)))
+    }
+}
+
+impl PlayArgs {
+    fn settings(&self) -> Result<Settings, String> {
+        let level = Level::try_from(self.level)?;
+        let mut s = if self.blitz {
+            Settings::blitz(level)
+        } else {
+            Settings::level(level)
+        };
+        s.setup = match self.setup {
+            SetupArg::Standard => Setup::Standard,
+            SetupArg::Placement => Setup::Placement,
+        };
+        if let Some(ms) = self.hourglass {
+            s.hourglass_ms = ms;
+        }
+        if let Some(ms) = self.neutral {
+            s.neutral_ms = ms;
+        }
+        if let Some(ms) = self.drop_grace {
+            s.drop_grace_ms = ms;
+        }
+        if let Some(MaybeMs(limit)) = self.turn_limit {
+            s.turn_limit_ms = limit;
+        }
+        if let Some(MaybeMs(clock)) = self.clock {
+            s.game_clock = clock.map(|main_ms| GameClock {
+                main_ms,
+                increment_ms: 0,
+            });
+        }
+        if let Some(f) = self.full_socket {
+            s.full_socket = match f {
+                FullSocketArg::Lose => FullSocket::Lose,
+                FullSocketArg::Reject => FullSocket::Reject,
+            };
+        }
+        s.validate().map_err(|e| e.to_string())?;
+        Ok(s)
+    }
+}
+
+/// `ws://host:port/ws` from what a person types: `host:port`, `ws://host:port`, ...
+fn normalise_server(url: &str) -> String {
+    let url = url.trim();
+    let with_scheme = if url.contains("://") {
+        url.to_string()
+    } else {
+        format!("ws://{url}")
+    };
+    let after_scheme = with_scheme.split_once("://").map_or("", |(_, rest)| rest);
+    if after_scheme.trim_end_matches('/').contains('/') {
+        with_scheme
+    } else {
+        format!("{}/ws", with_scheme.trim_end_matches('/'))
+    }
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Replay(args) => replay::main(&args),
+    let mode = match &cli.command {
+        Command::Replay(args) => return replay::main(args, cli.json),
+        Command::Play(args) => match args.settings() {
+            Ok(settings) => Mode::Play { settings },
+            Err(e) => {
+                eprintln!("tamsk: bad settings: {e}");
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        },
+        Command::Watch { game } => Mode::Watch { game: *game },
+        Command::Games { player } => Mode::Games {
+            player: player.clone(),
+        },
+    };
+    let config_path = config::default_path();
+    let config = match config_path.as_deref().map(Config::load) {
+        Some(Ok(c)) => c,
+        Some(Err(e)) => {
+            eprintln!("tamsk: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
+        None => Config::default(),
+    };
+    let server = normalise_server(
+        cli.server
+            .as_deref()
+            .or(config.server.as_deref())
+            .unwrap_or(DEFAULT_SERVER),
+    );
+    let account = config.account(&server).cloned();
+    let name = cli
+        .name
+        .clone()
+        .or_else(|| account.as_ref().map(|a| a.name.clone()))
+        .or_else(|| config.name.clone())
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "player".to_string());
+    // A new name is a new player; the same name (or none given) is us again.
+    let account = account.filter(|a| cli.name.as_ref().is_none_or(|n| *n == a.name));
+    let mut app = App::new(
+        mode.clone(),
+        name,
+        account.as_ref().map(|a| a.token.clone()),
+        Instant::now(),
+    );
+    app.resume = account.as_ref().and_then(|a| a.game);
+    let plain = cli.plain
+        || cli.json
+        || matches!(mode, Mode::Games { .. })
+        || !std::io::stdout().is_terminal();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tamsk: cannot start: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
+    };
+    let code = runtime.block_on(async {
+        let session = Session {
+            app,
+            net: Net::new(&server),
+            config,
+            config_path,
+            server: server.clone(),
+        };
+        if plain {
+            plain::run(session, cli.json).await
+        } else {
+            eprintln!("tamsk: the full-screen interface is not built yet: use --plain");
+            EXIT_BAD_INPUT
+        }
+    });
+    // A blocking read of stdin may still be waiting: do not wait for it.
+    runtime.shutdown_background();
+    ExitCode::from(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration_ms("180"), Ok(180_000));
+        assert_eq!(duration_ms("3m"), Ok(180_000));
+        assert_eq!(duration_ms("1.5s"), Ok(1_500));
+        assert_eq!(duration_ms("300ms"), Ok(300));
+        assert!(duration_ms("soon").is_err());
+        assert_eq!(optional_duration_ms("none"), Ok(MaybeMs(None)));
+    }
+
+    #[test]
+    fn server_urls() {
+        assert_eq!(normalise_server("localhost:7878"), "ws://localhost:7878/ws");
+        assert_eq!(normalise_server("ws://h:1"), "ws://h:1/ws");
+        assert_eq!(normalise_server("ws://h:1/"), "ws://h:1/ws");
+        assert_eq!(normalise_server("ws://h:1/ws"), "ws://h:1/ws");
+        assert_eq!(normalise_server("wss://h/tamsk/ws"), "wss://h/tamsk/ws");
+    }
+
+    #[test]
+    fn play_settings() {
+        let cli = Cli::parse_from([
+            "tamsk",
+            "play",
+            "--level",
+            "2",
+            "--blitz",
+            "--turn-limit",
+            "none",
+        ]);
+        let Command::Play(args) = cli.command else {
+            panic!()
+        };
+        let s = args.settings().unwrap();
+        assert_eq!(s.level, Level::Two);
+        assert_eq!(s.hourglass_ms, 3_000);
+        assert_eq!(s.turn_limit_ms, None);
+        let cli = Cli::parse_from(["tamsk", "--server", "x:1", "play", "--hourglass", "0"]);
+        let Command::Play(args) = cli.command else {
+            panic!()
+        };
+        assert!(args.settings().is_err(), "out of range");
+        assert_eq!(cli.server.as_deref(), Some("x:1"));
     }
 }

@@ -1,4 +1,4 @@
-//! `tamsk replay FILE [--json]`.
+//! `tamsk replay FILE [--json]`: the final board and result of a game file.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -17,12 +17,10 @@ pub struct Args {
     /// The game file: a TAMSK record (docs/RECORDS.md) or a plain move list; `-` reads
     /// standard input.
     pub file: PathBuf,
-    /// Print one JSON object instead of the board.
-    #[arg(long)]
-    pub json: bool,
 }
 
-pub fn main(args: &Args) -> ExitCode {
+/// `json`: print one JSON object instead of the board.
+pub fn main(args: &Args, json: bool) -> ExitCode {
     let name = args.file.display().to_string();
     let bytes = match read(&args.file) {
         Ok(bytes) => bytes,
@@ -45,7 +43,7 @@ pub fn main(args: &Args) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let out = if args.json {
+    let out = if json {
         format!("{}\n", to_json(&loaded))
     } else {
         to_text(&loaded)

@@ -1,0 +1,1395 @@
+//! The client's state, without a terminal or a socket: server messages, keys and typed
+//! lines go in (each with the local instant it happened at), messages to send come out,
+//! and the state says what to draw. Plain mode prints [`App::take_output`]; the
+//! full-screen UI draws the state with [`crate::ui::ui`].
+//!
+//! A game is followed as an exact replica: the snapshot's `Game`, then each event's entry
+//! applied on top. The replica gives what the player may do now (the engine's legal
+//! actions) and the sand, projected to "now" with the measured [`GameClock`].
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use protocol::game::{Action, Event, Game, Player, Status};
+use protocol::notation::{parse_action, to_notation};
+use protocol::settings::{Settings, Setup};
+use protocol::wire::{
+    Change, ClientMessage, GameEvent, GameId, GameSummary, SeatInfo, Seq, ServerMessage, Snapshot,
+    PROTOCOL_VERSION,
+};
+use protocol::Square;
+use serde_json::{json, Value};
+
+use crate::clock::GameClock;
+use crate::sanitize::clean;
+use crate::words;
+
+/// How often the client measures the round trip with a `ping`.
+pub const PING_EVERY: Duration = Duration::from_secs(5);
+/// Log lines kept.
+const LOG_KEEP: usize = 500;
+
+/// What the client was started to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Quick match: seek a game with these settings (or take one's seat again).
+    Play { settings: Settings },
+    /// Follow a game; without an id, list the live games to pick from.
+    Watch { game: Option<GameId> },
+    /// List live games (optionally of one player) and stop.
+    Games { player: Option<String> },
+}
+
+/// Where the session stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Connecting,
+    /// `hello` sent, waiting for `welcome`.
+    Hello,
+    /// Waiting for an opponent.
+    Seeking,
+    /// `join`/`watch` sent for this game.
+    Joining(GameId),
+    /// `list_games` sent.
+    Listing,
+    /// Picking a game to watch from the list.
+    Picking,
+    /// Following a game (which may be over: see [`App::game`]).
+    InGame,
+    /// Nothing more to do.
+    Done,
+}
+
+/// Who we are on the server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Me {
+    pub player_id: String,
+    pub name: String,
+    pub token: String,
+}
+
+/// What kind of line a log entry is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogKind {
+    /// A numbered game event.
+    Event,
+    /// Something about the connection or the session.
+    Info,
+    /// A refused message or a failure.
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogLine {
+    /// Game time of the event, if it is one.
+    pub at_ms: Option<u64>,
+    pub kind: LogKind,
+    /// Already sanitised.
+    pub text: String,
+}
+
+/// One line for plain mode: `text` for people, or `{"type": kind, "text": ..., ...data}`
+/// with `--json`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Output {
+    pub kind: &'static str,
+    pub text: String,
+    pub data: Value,
+}
+
+impl Output {
+    pub fn json(&self) -> Value {
+        let mut v = json!({ "type": self.kind, "text": self.text });
+        if let (Value::Object(map), Value::Object(extra)) = (&mut v, &self.data) {
+            for (k, x) in extra {
+                map.insert(k.clone(), x.clone());
+            }
+        }
+        v
+    }
+}
+
+/// A seat as shown: name sanitised.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeatView {
+    pub player_id: String,
+    pub name: String,
+    pub connected: bool,
+    pub grace_until_ms: Option<u64>,
+    /// His grace ran out: his opponent may claim the win.
+    pub grace_expired: bool,
+}
+
+impl SeatView {
+    fn of(info: &SeatInfo) -> SeatView {
+        SeatView {
+            player_id: clean(&info.player_id),
+            name: clean(&info.name),
+            connected: info.connected,
+            grace_until_ms: info.grace_until_ms,
+            grace_expired: false,
+        }
+    }
+}
+
+/// The game being played or watched.
+#[derive(Clone, Debug)]
+pub struct GameView {
+    pub id: GameId,
+    /// Our seat; `None` when watching.
+    pub seat: Option<Player>,
+    /// Red, Black.
+    pub seats: [SeatView; 2],
+    pub watchers: u32,
+    /// The exact replica.
+    pub replica: Game,
+    /// The last event applied.
+    pub seq: Seq,
+    pub clock: GameClock,
+    /// What our seat may do now (empty when watching or over).
+    pub legal: Vec<Action>,
+}
+
+impl GameView {
+    pub fn seat_view(&self, p: Player) -> &SeatView {
+        &self.seats[p.index()]
+    }
+    pub fn is_over(&self) -> bool {
+        !self.replica.is_playing()
+    }
+    /// Estimated game time at `at`, never past the end of the game.
+    pub fn now_ms(&self, at: Instant) -> u64 {
+        let now = self.clock.game_ms(at);
+        match self.replica.status() {
+            Status::Playing => now,
+            Status::Finished { outcome } => outcome.ended_at_ms,
+            Status::Aborted { at_ms, .. } => *at_ms,
+        }
+    }
+    /// A player's name with his colour: "Red (Alice)".
+    pub fn who(&self, p: Player) -> String {
+        format!("{p} ({})", self.seats[p.index()].name)
+    }
+}
+
+/// An answer the UI waits for before acting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confirm {
+    Resign,
+    Quit,
+}
+
+/// The whole client state.
+pub struct App {
+    pub mode: Mode,
+    /// The name to register with when we have no token.
+    pub name: String,
+    /// A token from the config file, presented in `hello`.
+    pub token: Option<String>,
+    /// A game from the config file to take our seat in again.
+    pub resume: Option<GameId>,
+    pub me: Option<Me>,
+    pub phase: Phase,
+    pub game: Option<GameView>,
+    /// Live games, when listing or picking.
+    pub games: Vec<GameSummary>,
+    /// The highlighted row while picking a game.
+    pub pick: usize,
+    pub log: Vec<LogLine>,
+    /// The last error or hint, shown in place until the next action.
+    pub status: Option<(LogKind, String)>,
+    /// Our measured round trip.
+    pub lag_ms: Option<u64>,
+    /// The board cursor (full-screen UI).
+    pub cursor: Square,
+    /// Typed command being edited (after `:`).
+    pub input: Option<String>,
+    pub confirm: Option<Confirm>,
+    /// Whether the help overlay is shown.
+    pub help: bool,
+    pub connected: bool,
+    /// Set when the account or the current game changed: the config file is saved.
+    pub config_dirty: bool,
+    pub quit: bool,
+    /// Exit status when quitting.
+    pub exit_code: u8,
+    /// Quit as soon as the game is over (plain mode).
+    pub quit_when_over: bool,
+    base: Instant,
+    last_ping: Option<Instant>,
+    out: Vec<Output>,
+    last_may: Option<Vec<String>>,
+}
+
+fn sq(s: &str) -> Square {
+    s.parse().expect("valid square")
+}
+
+/// Settings in words: "Level 3, hourglasses 180 s, 15-second timer 15 s".
+pub fn describe_settings(s: &Settings) -> String {
+    let mut parts = vec![format!("Level {}", s.level.number())];
+    if s.setup == Setup::Placement {
+        parts.push("placement set-up".into());
+    }
+    if s.level.timed() {
+        parts.push(format!("hourglasses {}", secs(s.hourglass_ms)));
+    }
+    if s.level == protocol::Level::Three {
+        parts.push(format!("15-second timer {}", secs(s.neutral_ms)));
+    }
+    if let Some(c) = s.game_clock {
+        parts.push(format!("clock {}", secs(c.main_ms)));
+    }
+    if let Some(t) = s.turn_limit_ms {
+        parts.push(format!("turn limit {}", secs(t)));
+    }
+    parts.join(", ")
+}
+
+fn secs(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}
+
+impl App {
+    pub fn new(mode: Mode, name: String, token: Option<String>, base: Instant) -> App {
+        App {
+            mode,
+            name,
+            token,
+            resume: None,
+            me: None,
+            phase: Phase::Connecting,
+            game: None,
+            games: Vec::new(),
+            pick: 0,
+            log: Vec::new(),
+            status: None,
+            lag_ms: None,
+            cursor: sq("d4"),
+            input: None,
+            confirm: None,
+            help: false,
+            connected: false,
+            config_dirty: false,
+            quit: false,
+            exit_code: 0,
+            quit_when_over: false,
+            base,
+            last_ping: None,
+            out: Vec::new(),
+            last_may: None,
+        }
+    }
+
+    /// Lines for plain mode since the last call.
+    pub fn take_output(&mut self) -> Vec<Output> {
+        std::mem::take(&mut self.out)
+    }
+
+    fn local_ms(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.base).as_millis() as u64
+    }
+
+    fn emit(&mut self, kind: &'static str, text: String, data: Value) {
+        self.out.push(Output { kind, text, data });
+    }
+
+    fn log(&mut self, kind: LogKind, at_ms: Option<u64>, text: String) {
+        self.log.push(LogLine { at_ms, kind, text });
+        if self.log.len() > LOG_KEEP {
+            let extra = self.log.len() - LOG_KEEP;
+            self.log.drain(..extra);
+        }
+    }
+
+    /// Logs and prints a line about the session.
+    fn info(&mut self, kind: &'static str, text: String, data: Value) {
+        self.log(LogKind::Info, None, text.clone());
+        self.emit(kind, text, data);
+    }
+
+    /// A failure that ends the session.
+    fn fatal(&mut self, text: String) {
+        self.log(LogKind::Error, None, text.clone());
+        self.status = Some((LogKind::Error, text.clone()));
+        self.emit("fatal", text, json!({}));
+        self.quit = true;
+        self.exit_code = 1;
+        self.phase = Phase::Done;
+    }
+
+    /// An error of the client itself (not the server's), shown and logged.
+    pub fn note_error(&mut self, text: String) {
+        self.log(LogKind::Error, None, text.clone());
+        self.refuse(text);
+    }
+
+    fn hint(&mut self, text: impl Into<String>) {
+        self.status = Some((LogKind::Info, text.into()));
+    }
+
+    fn refuse(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.status = Some((LogKind::Error, text.clone()));
+        self.emit("error", text, json!({ "code": "client" }));
+    }
+
+    // ----- connection -----
+
+    /// A connection is open: say hello.
+    pub fn on_connected(&mut self, at: Instant) -> Vec<ClientMessage> {
+        let again = self.connected || self.me.is_some();
+        self.connected = true;
+        self.phase = match self.phase {
+            Phase::Connecting | Phase::Hello => Phase::Hello,
+            ref p => p.clone(),
+        };
+        if again {
+            self.info("connection", "Connected again".into(), json!({}));
+        }
+        self.last_ping = Some(at);
+        let token = self
+            .me
+            .as_ref()
+            .map(|m| m.token.clone())
+            .or(self.token.clone());
+        let hello = match token {
+            Some(token) => ClientMessage::Hello {
+                version: PROTOCOL_VERSION,
+                name: None,
+                token: Some(token),
+            },
+            None => ClientMessage::Hello {
+                version: PROTOCOL_VERSION,
+                name: Some(self.name.clone()),
+                token: None,
+            },
+        };
+        vec![hello]
+    }
+
+    /// The connection cannot be made (again): the session ends.
+    pub fn on_gave_up(&mut self, why: &str) {
+        self.fatal(clean(why));
+    }
+
+    /// A frame that is not a server message.
+    pub fn on_unreadable(&mut self, why: &str) {
+        self.log(LogKind::Error, None, clean(why));
+    }
+
+    /// The connection was lost; the runtime reconnects.
+    pub fn on_disconnected(&mut self, why: &str) {
+        if !self.connected {
+            return;
+        }
+        self.connected = false;
+        let text = format!("Connection lost ({}): reconnecting…", clean(why));
+        self.status = Some((LogKind::Error, text.clone()));
+        self.info("connection", text, json!({ "connected": false }));
+    }
+
+    /// Periodic work: measure the round trip.
+    pub fn on_tick(&mut self, at: Instant) -> Vec<ClientMessage> {
+        if !self.connected || self.me.is_none() {
+            return Vec::new();
+        }
+        if self
+            .last_ping
+            .is_some_and(|t| at.saturating_duration_since(t) < PING_EVERY)
+        {
+            return Vec::new();
+        }
+        self.last_ping = Some(at);
+        vec![ClientMessage::Ping {
+            client_ms: Some(self.local_ms(at)),
+        }]
+    }
+
+    // ----- server messages -----
+
+    pub fn on_message(&mut self, msg: ServerMessage, at: Instant) -> Vec<ClientMessage> {
+        let mut send = Vec::new();
+        match msg {
+            ServerMessage::Welcome {
+                player_id,
+                name,
+                token,
+                games,
+                ..
+            } => self.on_welcome(player_id, name, token, games, at, &mut send),
+            ServerMessage::Seeking { settings } => {
+                self.phase = Phase::Seeking;
+                self.info(
+                    "seeking",
+                    format!(
+                        "Waiting for an opponent ({})…",
+                        describe_settings(&settings)
+                    ),
+                    json!({ "settings": settings }),
+                );
+            }
+            ServerMessage::SeekCancelled => {
+                self.info("seek_cancelled", "Seek withdrawn".into(), json!({}))
+            }
+            ServerMessage::Games { games } => self.on_games(games),
+            ServerMessage::Snapshot(snap) => self.on_snapshot(*snap, at, &mut send),
+            ServerMessage::Resumed {
+                game, after_seq, ..
+            } => {
+                if self.game.as_ref().is_some_and(|g| g.id == game) {
+                    self.phase = Phase::InGame;
+                    self.info(
+                        "resumed",
+                        format!("Back in game {game}: nothing missed (after event {after_seq})"),
+                        json!({ "game": game, "after_seq": after_seq }),
+                    );
+                }
+            }
+            ServerMessage::Event(ev) => self.on_event(*ev, at, &mut send),
+            ServerMessage::Watchers { game, count } => {
+                if let Some(g) = self.game.as_mut().filter(|g| g.id == game) {
+                    g.watchers = count;
+                }
+            }
+            ServerMessage::Left { .. } => {}
+            ServerMessage::Pong { client_ms, .. } => {
+                if let Some(sent) = client_ms {
+                    let rtt = self.local_ms(at).saturating_sub(sent);
+                    self.round_trip(rtt);
+                }
+            }
+            ServerMessage::Ping { nonce, .. } => send.push(ClientMessage::Pong { nonce }),
+            ServerMessage::Lag { rtt_ms } => self.round_trip(rtt_ms),
+            ServerMessage::Error {
+                code,
+                message,
+                game,
+            } => self.on_error(&clean(&code), &clean(&message), game, &mut send),
+        }
+        send
+    }
+
+    fn round_trip(&mut self, rtt_ms: u64) {
+        self.lag_ms = Some(rtt_ms);
+        if let Some(g) = self.game.as_mut() {
+            g.clock.round_trip(Duration::from_millis(rtt_ms));
+        }
+    }
+
+    fn on_welcome(
+        &mut self,
+        player_id: String,
+        name: String,
+        token: String,
+        games: Vec<GameId>,
+        at: Instant,
+        send: &mut Vec<ClientMessage>,
+    ) {
+        let first = self.me.is_none();
+        let me = Me {
+            player_id: clean(&player_id),
+            name: clean(&name),
+            token,
+        };
+        if first {
+            self.info(
+                "welcome",
+                format!("Hello {} (player {})", me.name, me.player_id),
+                json!({ "player_id": me.player_id, "name": me.name }),
+            );
+        }
+        self.me = Some(me);
+        self.config_dirty = true;
+        self.last_ping = Some(at);
+        send.push(ClientMessage::Ping {
+            client_ms: Some(self.local_ms(at)),
+        });
+        // Back after a lost connection: pick up where we were.
+        if let Some(g) = &self.game {
+            let (id, seq) = (g.id, g.seq);
+            if g.seat.is_some() {
+                send.push(ClientMessage::Join {
+                    game: id,
+                    after_seq: Some(seq),
+                });
+            } else {
+                send.push(ClientMessage::Watch {
+                    game: id,
+                    after_seq: Some(seq),
+                });
+            }
+            self.phase = Phase::Joining(id);
+            return;
+        }
+        match self.mode.clone() {
+            Mode::Play { settings } => {
+                let resume = self
+                    .resume
+                    .filter(|r| games.contains(r))
+                    .or(games.last().copied());
+                match resume {
+                    Some(id) => {
+                        self.info(
+                            "resuming",
+                            format!("Taking your seat in game {id} again"),
+                            json!({ "game": id }),
+                        );
+                        send.push(ClientMessage::Join {
+                            game: id,
+                            after_seq: None,
+                        });
+                        self.phase = Phase::Joining(id);
+                    }
+                    None => {
+                        send.push(ClientMessage::Seek { settings });
+                        self.phase = Phase::Seeking;
+                    }
+                }
+            }
+            Mode::Watch { game: Some(id) } => {
+                send.push(ClientMessage::Watch {
+                    game: id,
+                    after_seq: None,
+                });
+                self.phase = Phase::Joining(id);
+            }
+            Mode::Watch { game: None } | Mode::Games { .. } => {
+                send.push(ClientMessage::ListGames);
+                self.phase = Phase::Listing;
+            }
+        }
+    }
+
+    fn on_games(&mut self, mut games: Vec<GameSummary>) {
+        if let Mode::Games {
+            player: Some(name), ..
+        } = &self.mode
+        {
+            let name = name.to_lowercase();
+            games.retain(|g| {
+                g.red.name.to_lowercase() == name || g.black.name.to_lowercase() == name
+            });
+        }
+        let watching = matches!(self.mode, Mode::Watch { .. });
+        if watching {
+            // Only games still being played are worth watching.
+            games.retain(|g| g.state == "playing");
+        }
+        self.games = games;
+        self.pick = 0;
+        if self.games.is_empty() {
+            let text = match &self.mode {
+                Mode::Games { player: Some(p) } => {
+                    format!("No live games of {}", clean(p))
+                }
+                _ => "No live games".to_string(),
+            };
+            self.info("games", text, json!({ "games": [] }));
+            self.quit = true;
+            self.phase = Phase::Done;
+            return;
+        }
+        for g in self.games.clone() {
+            let line = game_line(&g);
+            self.emit("game", line, json!({ "summary": g }));
+        }
+        if watching {
+            self.phase = Phase::Picking;
+            self.info(
+                "pick",
+                "Which game? Type its number (or pick it with the arrow keys and Enter)".into(),
+                json!({}),
+            );
+        } else {
+            self.quit = true;
+            self.phase = Phase::Done;
+        }
+    }
+
+    fn on_snapshot(&mut self, snap: Snapshot, at: Instant, send: &mut Vec<ClientMessage>) {
+        let resumed_play = matches!(self.mode, Mode::Play { .. })
+            && self.phase == Phase::Joining(snap.game)
+            && self.game.is_none();
+        let mut clock = GameClock::new(self.base);
+        clock.observe(snap.now_ms, at);
+        if let Some(rtt) = self.lag_ms {
+            clock.round_trip(Duration::from_millis(rtt));
+        }
+        let view = GameView {
+            id: snap.game,
+            seat: snap.seat,
+            seats: [SeatView::of(&snap.red), SeatView::of(&snap.black)],
+            watchers: snap.watchers,
+            replica: snap.state,
+            seq: snap.seq,
+            clock,
+            legal: Vec::new(),
+        };
+        if resumed_play && view.is_over() {
+            let result = words::result(&view.replica).unwrap_or_default();
+            self.info(
+                "previous",
+                format!(
+                    "Your game {} is over ({result}): seeking a new one",
+                    view.id
+                ),
+                json!({ "game": view.id }),
+            );
+            send.push(ClientMessage::Leave { game: view.id });
+            if let Mode::Play { settings } = &self.mode {
+                send.push(ClientMessage::Seek {
+                    settings: settings.clone(),
+                });
+            }
+            self.phase = Phase::Seeking;
+            return;
+        }
+        let again = self.game.as_ref().is_some_and(|g| g.id == view.id);
+        self.game = Some(view);
+        self.phase = Phase::InGame;
+        self.last_may = None;
+        let g = self.game.as_ref().expect("just set");
+        let (id, seat) = (g.id, g.seat);
+        let text = match seat {
+            Some(p) => format!(
+                "Game {id}: you play {} against {} ({})",
+                g.who(p),
+                g.who(p.other()),
+                describe_settings(g.replica.settings())
+            ),
+            None => format!(
+                "Watching game {id}: {} against {} ({})",
+                g.who(Player::Red),
+                g.who(Player::Black),
+                describe_settings(g.replica.settings())
+            ),
+        };
+        let data = json!({
+            "game": id,
+            "seat": seat,
+            "red": g.seats[0].name,
+            "black": g.seats[1].name,
+            "settings": g.replica.settings(),
+            "seq": g.seq,
+        });
+        if again {
+            self.info("resynced", format!("Game {id} reloaded"), data);
+        } else {
+            self.info("start", text, data);
+        }
+        if seat.is_some() {
+            self.config_dirty = true;
+        }
+        if !again {
+            self.cursor = self.home_square();
+        }
+        if self.game.as_ref().is_some_and(|g| g.is_over()) {
+            self.game_over();
+        } else {
+            let turn = self.game.as_ref().map(|g| g.replica.turn());
+            if let Some(turn) = turn {
+                let who = self.game.as_ref().expect("game").who(turn);
+                self.emit("turn", format!("{who} to move"), json!({ "turn": turn }));
+            }
+            self.refresh_may();
+        }
+    }
+
+    /// The game to remember in the config file: ours while we hold a live seat in it.
+    pub fn seat_game(&self) -> Option<GameId> {
+        self.game
+            .as_ref()
+            .filter(|g| g.seat.is_some() && !g.is_over())
+            .map(|g| g.id)
+    }
+
+    fn resync(&mut self, send: &mut Vec<ClientMessage>) {
+        let Some(g) = &self.game else { return };
+        let id = g.id;
+        send.push(if g.seat.is_some() {
+            ClientMessage::Join {
+                game: id,
+                after_seq: None,
+            }
+        } else {
+            ClientMessage::Watch {
+                game: id,
+                after_seq: None,
+            }
+        });
+    }
+
+    fn on_event(&mut self, ev: GameEvent, at: Instant, send: &mut Vec<ClientMessage>) {
+        let Some(g) = self.game.as_mut().filter(|g| g.id == ev.game) else {
+            return;
+        };
+        if ev.seq <= g.seq {
+            return; // already applied (a duplicate after a resync)
+        }
+        if ev.seq != g.seq + 1 {
+            let text = format!(
+                "Missed events {}..{}: reloading the game",
+                g.seq + 1,
+                ev.seq - 1
+            );
+            self.log(LogKind::Error, None, text);
+            self.resync(send);
+            return;
+        }
+        g.seq = ev.seq;
+        g.clock.observe(ev.now_ms, at);
+        match ev.change {
+            Change::Play { entry, events } => {
+                let mine = entry.apply_to(&mut g.replica);
+                if mine.as_ref() != Ok(&events) {
+                    let text =
+                        "This client's copy of the game differs from the server's: reloading"
+                            .to_string();
+                    self.log(LogKind::Error, None, text);
+                    self.resync(send);
+                }
+                for e in &events {
+                    self.on_engine_event(e);
+                }
+                if self.game.as_ref().is_some_and(|g| g.is_over()) {
+                    self.game_over();
+                    return;
+                }
+            }
+            Change::Presence {
+                player,
+                connected,
+                grace_until_ms,
+            } => {
+                let seat = &mut g.seats[player.index()];
+                seat.connected = connected;
+                seat.grace_until_ms = grace_until_ms;
+                seat.grace_expired = false;
+                let who = g.who(player);
+                let text = match (connected, grace_until_ms) {
+                    (true, _) => format!("{who} is back"),
+                    (false, Some(t)) => format!(
+                        "{who} lost the connection: the seat is kept until {}",
+                        words::seconds(t)
+                    ),
+                    (false, None) => format!("{who} lost the connection"),
+                };
+                self.log(LogKind::Event, Some(ev.now_ms), text.clone());
+                self.emit(
+                    "presence",
+                    text,
+                    json!({ "player": player, "connected": connected, "grace_until_ms": grace_until_ms }),
+                );
+            }
+            Change::GraceExpired { player } => {
+                g.seats[player.index()].grace_expired = true;
+                let mut text = format!("{} did not come back in time", g.who(player));
+                if g.seat == Some(player.other()) {
+                    text.push_str(": you may claim the win (W, or type 'win')");
+                }
+                self.log(LogKind::Event, Some(ev.now_ms), text.clone());
+                self.emit("grace_expired", text, json!({ "player": player }));
+            }
+        }
+        self.refresh_may();
+    }
+
+    fn on_engine_event(&mut self, e: &Event) {
+        let text = words::event(e);
+        self.log(LogKind::Event, Some(e.at()), text.clone());
+        let data = json!({ "at_ms": e.at(), "event": e });
+        let kind = match e {
+            Event::TurnStarted { .. } => "turn",
+            _ => "event",
+        };
+        self.emit(kind, text, data);
+    }
+
+    fn game_over(&mut self) {
+        let Some(g) = &self.game else { return };
+        let text = words::result(&g.replica).unwrap_or_default();
+        let outcome = g.replica.outcome().cloned();
+        let mut data = json!({
+            "game": g.id,
+            "status": match g.replica.status() {
+                Status::Playing => "playing",
+                Status::Finished { .. } => "finished",
+                Status::Aborted { .. } => "aborted",
+            },
+            "winner": outcome.as_ref().and_then(|o| o.winner),
+            "rings": g.replica.rings(),
+            "outcome": outcome,
+            "seat": g.seat,
+        });
+        let lineup = outcome.as_ref().map(words::lineup).unwrap_or_default();
+        data["lineup"] = json!(lineup);
+        let mut full = format!("Result: {text}");
+        if !lineup.is_empty() {
+            full.push_str(&format!(
+                "; tiebreak, last living hourglass first: {}",
+                lineup.join(", ")
+            ));
+        }
+        self.emit("result", full, data);
+        self.config_dirty = true;
+        self.confirm = None;
+        self.input = None;
+        if self.quit_when_over {
+            self.quit = true;
+            self.phase = Phase::Done;
+        }
+    }
+
+    /// Recomputes what our seat may do; prints it when it changed.
+    fn refresh_may(&mut self) {
+        let Some(g) = self.game.as_mut() else { return };
+        let Some(seat) = g.seat else { return };
+        g.legal = g.replica.legal_actions(seat);
+        if g.is_over() {
+            return;
+        }
+        let may = words::may(&g.replica, seat, &g.legal);
+        if self.last_may.as_ref() == Some(&may) {
+            return;
+        }
+        self.last_may = Some(may.clone());
+        let actions: Vec<String> = g
+            .legal
+            .iter()
+            .filter(|a| !matches!(a, Action::Resign))
+            .map(to_notation)
+            .collect();
+        let losing: Vec<String> = g
+            .legal
+            .iter()
+            .filter(|a| matches!(a, Action::Move { to, .. } if g.replica.is_full(*to)))
+            .map(to_notation)
+            .collect();
+        let turn = g.replica.turn();
+        let text = if may.is_empty() {
+            "You may: nothing now (wait)".to_string()
+        } else {
+            format!("You may: {}", may.join("; "))
+        };
+        self.emit(
+            "may",
+            text,
+            json!({ "seat": seat, "turn": turn, "actions": actions, "losing": losing }),
+        );
+    }
+
+    fn on_error(
+        &mut self,
+        code: &str,
+        message: &str,
+        game: Option<GameId>,
+        send: &mut Vec<ClientMessage>,
+    ) {
+        match (&self.phase, code) {
+            (Phase::Hello, "unknown_token") => {
+                self.token = None;
+                self.info(
+                    "token",
+                    "The server does not know our token (restarted?): registering again".into(),
+                    json!({}),
+                );
+                send.push(ClientMessage::Hello {
+                    version: PROTOCOL_VERSION,
+                    name: Some(self.name.clone()),
+                    token: None,
+                });
+                return;
+            }
+            (Phase::Hello, _) => {
+                self.fatal(format!("The server refused us: {message} ({code})"));
+                return;
+            }
+            (Phase::Joining(id), "unknown_game" | "not_a_player")
+                if matches!(self.mode, Mode::Play { .. }) && self.game.is_none() =>
+            {
+                let id = *id;
+                self.info(
+                    "previous",
+                    format!("Game {id} is gone: seeking a new one"),
+                    json!({ "game": id }),
+                );
+                if let Mode::Play { settings } = &self.mode {
+                    send.push(ClientMessage::Seek {
+                        settings: settings.clone(),
+                    });
+                }
+                self.phase = Phase::Seeking;
+                self.config_dirty = true;
+                return;
+            }
+            (Phase::Joining(_), "unknown_game" | "not_a_player") if self.game.is_none() => {
+                self.fatal(format!("Cannot follow that game: {message}"));
+                return;
+            }
+            (Phase::Joining(_), "unknown_game") => {
+                // The game we were following is gone (it ended while we were away).
+                self.fatal(format!("The game is gone: {message}"));
+                return;
+            }
+            (_, "shutting_down") => {
+                self.fatal(format!("The server is shutting down: {message}"));
+                return;
+            }
+            _ => {}
+        }
+        let text = match game {
+            Some(id) => format!("Refused in game {id}: {message} ({code})"),
+            None => format!("Refused: {message} ({code})"),
+        };
+        self.log(LogKind::Error, None, text.clone());
+        self.status = Some((LogKind::Error, format!("{message} ({code})")));
+        self.emit(
+            "error",
+            text,
+            json!({ "code": code, "message": message, "game": game }),
+        );
+    }
+
+    // ----- typed commands -----
+
+    /// A typed line (plain mode's stdin, or the full-screen UI's `:` prompt).
+    pub fn on_line(&mut self, line: &str, _at: Instant) -> Vec<ClientMessage> {
+        let line = line.trim();
+        if line.is_empty() {
+            return Vec::new();
+        }
+        let lower = line.to_ascii_lowercase();
+        match lower.as_str() {
+            "quit" | "exit" | "q" => {
+                self.quit = true;
+                return Vec::new();
+            }
+            "help" | "?" => {
+                let text = HELP_LINE.to_string();
+                self.hint(text.clone());
+                self.emit("help", text, json!({}));
+                return Vec::new();
+            }
+            _ => {}
+        }
+        if self.phase == Phase::Picking {
+            return match line.trim_start_matches('#').parse::<GameId>() {
+                Ok(id) => self.watch(id),
+                Err(_) => {
+                    self.refuse(format!(
+                        "'{}' is not a game number: type one of the numbers listed",
+                        clean(line)
+                    ));
+                    Vec::new()
+                }
+            };
+        }
+        if lower == "new" {
+            return self.new_game();
+        }
+        let Some(g) = &self.game else {
+            self.refuse("No game yet: wait for an opponent");
+            return Vec::new();
+        };
+        let (id, seat) = (g.id, g.seat);
+        let Some(seat) = seat else {
+            self.refuse("You are watching: only the players act");
+            return Vec::new();
+        };
+        if lower == "win" || lower == "claim win" {
+            return vec![ClientMessage::ClaimAbandonment { game: id }];
+        }
+        let action = match self.parse_typed(line, seat) {
+            Ok(a) => a,
+            Err(e) => {
+                self.refuse(e);
+                return Vec::new();
+            }
+        };
+        self.status = None;
+        vec![ClientMessage::Act { game: id, action }]
+    }
+
+    /// Notation, plus `drop SQUARE`: the regular drop when SQUARE is our destination, the
+    /// penalty ring elsewhere.
+    fn parse_typed(&self, line: &str, seat: Player) -> Result<Action, String> {
+        let mut words = line.split_whitespace();
+        if let (Some(w), Some(at), None) = (words.next(), words.next(), words.next()) {
+            if w.eq_ignore_ascii_case("drop") {
+                let at: Square = at.parse().map_err(|e| format!("'{}': {e}", clean(at)))?;
+                let own = self
+                    .game
+                    .as_ref()
+                    .and_then(|g| g.replica.window(seat))
+                    .is_some_and(|w| w.square == at && w.drop_open);
+                return Ok(if own {
+                    Action::Drop
+                } else {
+                    Action::PenaltyDrop { at }
+                });
+            }
+        }
+        parse_action(line).map_err(|e| {
+            format!(
+                "{} (at column {}). Type 'help' for the commands",
+                clean(&e.to_string()),
+                line[..e.offset.min(line.len())].chars().count() + 1
+            )
+        })
+    }
+
+    fn watch(&mut self, id: GameId) -> Vec<ClientMessage> {
+        self.phase = Phase::Joining(id);
+        self.mode = Mode::Watch { game: Some(id) };
+        vec![ClientMessage::Watch {
+            game: id,
+            after_seq: None,
+        }]
+    }
+
+    /// After a game: seek another with the same settings.
+    fn new_game(&mut self) -> Vec<ClientMessage> {
+        let over = self.game.as_ref().is_none_or(|g| g.is_over());
+        match &self.mode {
+            Mode::Play { settings } if over && self.phase == Phase::InGame => {
+                let settings = settings.clone();
+                self.game = None;
+                self.last_may = None;
+                self.phase = Phase::Seeking;
+                self.status = None;
+                vec![ClientMessage::Seek { settings }]
+            }
+            _ => {
+                self.refuse("'new' starts another game once this one is over");
+                Vec::new()
+            }
+        }
+    }
+
+    // ----- keys (full-screen UI) -----
+
+    pub fn on_key(&mut self, key: KeyEvent, at: Instant) -> Vec<ClientMessage> {
+        if key.modifiers.contains(KeyModifiers::CONTROL)
+            && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('d'))
+        {
+            self.quit = true;
+            return Vec::new();
+        }
+        if let Some(text) = self.input.as_mut() {
+            match key.code {
+                KeyCode::Enter => {
+                    let line = std::mem::take(text);
+                    self.input = None;
+                    return self.on_line(&line, at);
+                }
+                KeyCode::Esc => self.input = None,
+                KeyCode::Backspace => {
+                    text.pop();
+                }
+                KeyCode::Char(c) if text.chars().count() < 40 && crate::sanitize::safe(c) => {
+                    text.push(c)
+                }
+                _ => {}
+            }
+            return Vec::new();
+        }
+        if let Some(confirm) = self.confirm.take() {
+            if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
+                match confirm {
+                    Confirm::Quit => self.quit = true,
+                    Confirm::Resign => {
+                        if let Some(id) = self.game.as_ref().map(|g| g.id) {
+                            return vec![ClientMessage::Act {
+                                game: id,
+                                action: Action::Resign,
+                            }];
+                        }
+                    }
+                }
+            } else {
+                self.hint("Cancelled");
+            }
+            return Vec::new();
+        }
+        if self.help {
+            self.help = false;
+            return Vec::new();
+        }
+        match key.code {
+            KeyCode::Char('?') => {
+                self.help = true;
+                return Vec::new();
+            }
+            KeyCode::Char(':') | KeyCode::Char('/') => {
+                self.input = Some(String::new());
+                self.status = None;
+                return Vec::new();
+            }
+            _ => {}
+        }
+        if self.phase == Phase::Picking {
+            return self.pick_key(key);
+        }
+        let over = self.game.as_ref().is_none_or(|g| g.is_over());
+        match key.code {
+            KeyCode::Char('q') | KeyCode::Esc => {
+                if over || self.game.as_ref().is_some_and(|g| g.seat.is_none()) {
+                    self.quit = true;
+                } else {
+                    self.confirm = Some(Confirm::Quit);
+                    self.hint("Leave? Your seat is kept for the reconnection grace (y/n)");
+                }
+                return Vec::new();
+            }
+            KeyCode::Char('n') if over => return self.new_game(),
+            _ => {}
+        }
+        let Some(g) = &self.game else {
+            return Vec::new();
+        };
+        // Moving the cursor works for watchers too.
+        if let Some(to) = self.cursor_key(key.code) {
+            self.cursor = to;
+            return Vec::new();
+        }
+        let (id, Some(seat)) = (g.id, g.seat) else {
+            return Vec::new();
+        };
+        if over {
+            return Vec::new();
+        }
+        let act = |action| vec![ClientMessage::Act { game: id, action }];
+        self.status = None;
+        match key.code {
+            KeyCode::Char(c @ '1'..='3') => {
+                let glass = seat.glasses()[(c as u8 - b'1') as usize];
+                let state = *g.replica.glass(glass);
+                match state.square {
+                    Some(from) => {
+                        self.cursor = from;
+                        self.start_or_hint(id, seat, from)
+                    }
+                    None => {
+                        self.hint(format!(
+                            "{glass} is beside the board: move the cursor to a free socket and press Enter"
+                        ));
+                        Vec::new()
+                    }
+                }
+            }
+            KeyCode::Enter | KeyCode::Char(' ') => self.enter(id, seat, true),
+            KeyCode::Char('.') => self.enter(id, seat, false),
+            KeyCode::Char('d') => act(Action::Drop),
+            KeyCode::Char('c') => act(Action::Claim),
+            KeyCode::Char('f') => act(Action::Flip),
+            KeyCode::Char('p') => act(Action::PenaltyDrop { at: self.cursor }),
+            KeyCode::Char('W') => vec![ClientMessage::ClaimAbandonment { game: id }],
+            KeyCode::Char('R') => {
+                self.confirm = Some(Confirm::Resign);
+                self.hint("Resign this game? (y/n)");
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn pick_key(&mut self, key: KeyEvent) -> Vec<ClientMessage> {
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => self.pick = self.pick.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.pick = (self.pick + 1).min(self.games.len().saturating_sub(1))
+            }
+            KeyCode::Enter => {
+                if let Some(id) = self.games.get(self.pick).map(|g| g.game) {
+                    return self.watch(id);
+                }
+            }
+            KeyCode::Char('q') | KeyCode::Esc => self.quit = true,
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Where an arrow (or hjkl) key moves the board cursor.
+    fn cursor_key(&self, code: KeyCode) -> Option<Square> {
+        let c = self.cursor;
+        let (col, row) = (c.col(), c.row());
+        match code {
+            KeyCode::Up | KeyCode::Char('k') => Square::new(col, row + 1).or(Some(c)),
+            KeyCode::Down | KeyCode::Char('j') => Some(
+                row.checked_sub(1)
+                    .and_then(|r| Square::new(col, r))
+                    .unwrap_or(c),
+            ),
+            KeyCode::Left | KeyCode::Char('h') => Some(nearest_in(col.checked_sub(1), c)),
+            KeyCode::Right | KeyCode::Char('l') => Some(nearest_in(Some(col + 1), c)),
+            _ => None,
+        }
+    }
+
+    fn start_or_hint(&mut self, id: GameId, seat: Player, from: Square) -> Vec<ClientMessage> {
+        let g = self.game.as_ref().expect("in a game");
+        let start = Action::Start { from };
+        if g.legal.contains(&start) {
+            // The cursor goes to the first place it may go.
+            if let Some(to) = from
+                .neighbours()
+                .iter()
+                .copied()
+                .find(|&to| g.replica.occupant(to).is_none() && !g.replica.is_full(to))
+            {
+                self.cursor = to;
+            }
+            self.hint(format!(
+                "Picked up from {from}: move the cursor and press Enter to put it down (. without dropping)"
+            ));
+            return vec![ClientMessage::Act {
+                game: id,
+                action: start,
+            }];
+        }
+        // Say why, in the engine's words.
+        let why = g
+            .replica
+            .check(seat, start)
+            .err()
+            .map_or("it cannot move now".to_string(), |e| e.to_string());
+        self.refuse(format!("Cannot pick up the hourglass on {from}: {why}"));
+        Vec::new()
+    }
+
+    /// Enter (with drop) or `.` (without) on the cursor: put down what is in hand, pick up
+    /// the hourglass under the cursor, place one (placement set-up), drop the penalty ring.
+    fn enter(&mut self, id: GameId, seat: Player, drop: bool) -> Vec<ClientMessage> {
+        let g = self.game.as_ref().expect("in a game");
+        let at = self.cursor;
+        let replica = &g.replica;
+        let holding = replica
+            .held()
+            .into_iter()
+            .chain(replica.late())
+            .find(|h| h.player == seat)
+            .copied();
+        let act = |action| ClientMessage::Act { game: id, action };
+        if let Some(h) = holding {
+            let release = Action::Release { to: at };
+            if let Err(e) = replica.check(seat, release) {
+                self.refuse(format!("Cannot put {} down on {at}: {e}", h.glass));
+                return Vec::new();
+            }
+            let mut out = vec![act(release)];
+            if drop {
+                // Drop at once, if the rules will allow it after this release.
+                let mut after = replica.clone();
+                if after.apply(seat, release, replica.now()).is_ok()
+                    && after.check(seat, Action::Drop).is_ok()
+                {
+                    out.push(act(Action::Drop));
+                }
+            }
+            return out;
+        }
+        if let Some(glass) = replica.occupant(at) {
+            if glass.owner() == seat {
+                return self.start_or_hint(id, seat, at);
+            }
+        }
+        if let Some(glass) = seat
+            .glasses()
+            .into_iter()
+            .find(|g| replica.glass(*g).square.is_none())
+        {
+            return vec![act(Action::Place {
+                glass,
+                to: at,
+                drop,
+            })];
+        }
+        if g.legal.contains(&Action::PenaltyDrop { at }) {
+            return vec![act(Action::PenaltyDrop { at })];
+        }
+        if replica.window(seat).is_some_and(|w| w.square == at) && g.legal.contains(&Action::Drop) {
+            return vec![act(Action::Drop)];
+        }
+        if replica.window(seat.other()).is_some_and(|w| w.square == at)
+            && g.legal.contains(&Action::Claim)
+        {
+            return vec![act(Action::Claim)];
+        }
+        self.refuse(format!(
+            "Nothing to do on {at}: pick one of your hourglasses (1 2 3, or the cursor and Enter)"
+        ));
+        Vec::new()
+    }
+
+    /// Where the cursor starts: our first hourglass on the board.
+    fn home_square(&self) -> Square {
+        let Some(g) = &self.game else { return sq("d4") };
+        g.seat
+            .and_then(|p| {
+                p.glasses()
+                    .into_iter()
+                    .find_map(|gl| g.replica.glass(gl).square)
+            })
+            .unwrap_or(sq("d4"))
+    }
+
+    /// What the player may do now, in words (for the UI).
+    pub fn may_lines(&self) -> Vec<String> {
+        let Some(g) = &self.game else {
+            return Vec::new();
+        };
+        match g.seat {
+            Some(seat) if !g.is_over() => words::may(&g.replica, seat, &g.legal),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The square of column `col` nearest on screen to `from`.
+fn nearest_in(col: Option<u8>, from: Square) -> Square {
+    let Some(col) = col.filter(|&c| c < 7) else {
+        return from;
+    };
+    let top = protocol::render::cell(from).top as i64;
+    Square::ALL
+        .into_iter()
+        .filter(|s| s.col() == col)
+        .min_by_key(|s| {
+            let t = protocol::render::cell(*s).top as i64;
+            // Ties (half a hex up or down): the same row number, so that left then
+            // right comes back.
+            ((t - top).abs(), s.row() != from.row())
+        })
+        .unwrap_or(from)
+}
+
+/// A live game in one line: "#3  Alice (Red) vs Bob (Black)  Level 3  12 moves  2 watching".
+pub fn game_line(g: &GameSummary) -> String {
+    let state = if g.state == "playing" {
+        String::new()
+    } else {
+        format!("  [{}]", clean(&g.state))
+    };
+    format!(
+        "#{}  {} (Red) vs {} (Black)  {}  {} moves  {} watching{state}",
+        g.game,
+        clean(&g.red.name),
+        clean(&g.black.name),
+        describe_settings(&g.settings),
+        g.move_count,
+        g.watchers,
+    )
+}
+
+/// The commands, in one line.
+pub const HELP_LINE: &str = "Commands: d1-d2 (move and drop), d1-d2. (move without dropping), start d1, release d2, drop, drop e4 (penalty ring), penalty e4, claim, flip, resign, win (after the opponent's grace ran out), new (after a game), quit";
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

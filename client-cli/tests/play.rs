@@ -1,0 +1,204 @@
+//! `tamsk play` as scripts use it: two `tamsk` processes in plain JSON mode play a whole
+//! short-timer game against the real server, each driven through its stdin.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::oneshot;
+
+/// Nothing in these tests may take longer than this.
+const WAIT: Duration = Duration::from_secs(60);
+
+struct Server {
+    url: String,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+async fn start_server() -> Server {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(server::run(listener, async {
+        let _ = stopped.await;
+    }));
+    Server {
+        url: format!("ws://{addr}/ws"),
+        stop: Some(stop),
+        task,
+    }
+}
+
+impl Server {
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        tokio::time::timeout(WAIT, self.task)
+            .await
+            .expect("server stops")
+            .unwrap();
+    }
+}
+
+fn config_path(test: &str, who: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("play-configs")
+        .join(test);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{who}.json"));
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+fn tamsk(config: &PathBuf, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_tamsk"))
+        .args(args)
+        .env("TAMSK_CONFIG", config)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("run tamsk")
+}
+
+/// Plays as the simple bot: on every `may` line, a move with its drop that does not
+/// land on a full socket (the `n`-th of them, so the two players do not mirror each
+/// other), else a claim; after a refusal, the next candidate. Never flips, never resigns.
+/// Returns every line printed and the exit status.
+async fn bot(mut child: Child, name: &'static str) -> (Vec<Value>, std::process::ExitStatus) {
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let mut candidates: Vec<String> = Vec::new();
+    let mut n = 0usize;
+    while let Some(line) = lines.next_line().await.unwrap() {
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("{name}: not JSON: {line:?}: {e}"));
+        let kind = v["type"].as_str().unwrap_or_default().to_string();
+        match kind.as_str() {
+            "may" => {
+                let losing: Vec<&str> = v["losing"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|a| a.as_str())
+                    .collect();
+                let actions: Vec<String> = v["actions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|a| a.as_str())
+                    .map(str::to_string)
+                    .collect();
+                let mut moves: Vec<String> = actions
+                    .iter()
+                    .filter(|a| a.contains('-') && !a.ends_with('.'))
+                    .filter(|a| !losing.contains(&a.as_str()))
+                    .cloned()
+                    .collect();
+                if !moves.is_empty() {
+                    n += 1;
+                    let k = n % moves.len();
+                    moves.rotate_left(k);
+                }
+                candidates = moves;
+                for other in ["claim", "drop"] {
+                    if actions.iter().any(|a| a == other) {
+                        candidates.insert(0, other.to_string());
+                    }
+                }
+                if !candidates.is_empty() {
+                    let pick = candidates.remove(0);
+                    stdin
+                        .write_all(format!("{pick}\n").as_bytes())
+                        .await
+                        .unwrap();
+                }
+            }
+            "error" if !candidates.is_empty() => {
+                let pick = candidates.remove(0);
+                stdin
+                    .write_all(format!("{pick}\n").as_bytes())
+                    .await
+                    .unwrap();
+            }
+            _ => {}
+        }
+        seen.push(v);
+    }
+    let status = child.wait().await.unwrap();
+    (seen, status)
+}
+
+fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|v| v["type"] == kind).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tamsk_processes_play_a_whole_blitz_game() {
+    let server = start_server().await;
+    let play = |who: &str| {
+        let config = config_path("blitz", who);
+        tamsk(
+            &config,
+            &[
+                "--server",
+                &server.url,
+                "--name",
+                who,
+                "--json",
+                "play",
+                "--level",
+                "3",
+                "--blitz",
+            ],
+        )
+    };
+    let alice = tokio::spawn(bot(play("Alice"), "Alice"));
+    let bob = tokio::spawn(bot(play("Bob"), "Bob"));
+    let (a, b) = tokio::time::timeout(WAIT, async { (alice.await.unwrap(), bob.await.unwrap()) })
+        .await
+        .expect("the game ends");
+    let ((a, a_status), (b, b_status)) = (a, b);
+    assert!(
+        a_status.success() && b_status.success(),
+        "{a_status} {b_status}"
+    );
+
+    // Both were seated in the same game, on opposite sides.
+    let (sa, sb) = (of_type(&a, "start"), of_type(&b, "start"));
+    assert_eq!((sa.len(), sb.len()), (1, 1), "{a:?}");
+    assert_eq!(sa[0]["game"], sb[0]["game"]);
+    assert_ne!(sa[0]["seat"], sb[0]["seat"]);
+    assert_eq!(sa[0]["settings"]["hourglass_ms"], 3000);
+
+    // The same result, of a game that was played to its end.
+    let (ra, rb) = (of_type(&a, "result"), of_type(&b, "result"));
+    assert_eq!((ra.len(), rb.len()), (1, 1));
+    for key in ["status", "winner", "rings", "outcome", "lineup", "text"] {
+        assert_eq!(ra[0][key], rb[0][key], "{key}");
+    }
+    assert_eq!(ra[0]["status"], "finished", "{}", ra[0]);
+    let rings = &ra[0]["rings"];
+    let dropped = 64 - rings["red"].as_u64().unwrap() - rings["black"].as_u64().unwrap();
+    let moves: usize = a
+        .iter()
+        .filter(|v| v["type"] == "event" && v["event"]["type"] == "move_released")
+        .count();
+    assert!(moves >= 6, "a real game: {moves} moves");
+    assert!(dropped >= 6, "rings were dropped: {dropped}");
+    // Both saw the same moves, in the same order, at the same instants.
+    let events = |lines: &[Value]| -> Vec<Value> {
+        lines
+            .iter()
+            .filter(|v| v["type"] == "event")
+            .map(|v| v["event"].clone())
+            .collect()
+    };
+    assert_eq!(events(&a), events(&b));
+    server.stop().await;
+}
