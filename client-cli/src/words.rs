@@ -106,7 +106,9 @@ pub fn event(e: &Event) -> String {
                 format!("{owner}'s {glass} died on {square}")
             }
         }
-        Event::Passed { player, .. } => format!("{player} cannot move and is passed"),
+        Event::Passed { player, reason, .. } => {
+            format!("{player} cannot move and is passed: {}", reason.describe())
+        }
         Event::TurnStarted { player, .. } => format!("{player} to move"),
         Event::GameEnded { outcome, .. } => format!("Game over. {}", outcome.describe()),
         Event::GameAborted { reason, .. } => format!("Game aborted: {}", abort(reason)),

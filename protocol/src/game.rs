@@ -250,6 +250,30 @@ pub enum ForfeitReason {
     TurnLimit,
 }
 
+/// Why a player cannot move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PassReason {
+    /// Every live hourglass is boxed in by hourglasses and full sockets.
+    Blocked,
+    /// All his hourglasses are dead.
+    AllDead,
+    /// Placement set-up: no socket is free to place on.
+    NoFreeSocket,
+}
+
+impl PassReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            PassReason::Blocked => {
+                "every live hourglass is boxed in by hourglasses and full sockets"
+            }
+            PassReason::AllDead => "all his hourglasses are dead",
+            PassReason::NoFreeSocket => "no socket is free to place an hourglass on",
+        }
+    }
+}
+
 /// Why a game ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -473,6 +497,7 @@ pub enum Event {
     Passed {
         at: u64,
         player: Player,
+        reason: PassReason,
     },
     /// `player`'s turn starts (after a release, a pass or a forfeit).
     TurnStarted {
@@ -937,6 +962,20 @@ impl Game {
         player.glasses().iter().any(|&g| self.glass_can_move(g))
     }
 
+    fn pass_reason(&self, player: Player) -> PassReason {
+        if self.has_unplaced(player) {
+            PassReason::NoFreeSocket
+        } else if player
+            .glasses()
+            .iter()
+            .all(|g| self.glasses[g.index()].is_dead())
+        {
+            PassReason::AllDead
+        } else {
+            PassReason::Blocked
+        }
+    }
+
     fn glass_can_move(&self, glass: Glass) -> bool {
         let state = &self.glasses[glass.index()];
         match state.square {
@@ -1202,9 +1241,11 @@ impl Game {
             }
             let other = p.other();
             if self.can_move(other) || self.late.is_some_and(|h| h.player == other) {
+                let reason = self.pass_reason(p);
                 events.push(Event::Passed {
                     at: self.now_ms,
                     player: p,
+                    reason,
                 });
                 self.begin_turn(other, events);
             } else {
@@ -1218,8 +1259,9 @@ impl Game {
     // ----- actions -----
 
     /// Brings the game up to `now`, then applies `player`'s action. Returns everything that
-    /// happened, in order, or why the action was refused (the game is then exactly as
-    /// [`Game::advance`] to `now` leaves it).
+    /// happened, in order (what was due by `now` first), or why the action was refused. A
+    /// refused action changes nothing, not even the game's instant: what was due by `now`
+    /// is still reported by the next call.
     pub fn apply(
         &mut self,
         player: Player,
@@ -1231,8 +1273,7 @@ impl Game {
         Ok(events)
     }
 
-    /// [`Game::apply`] into a caller's buffer. On an error, `events` holds only what
-    /// happened on its own up to `now`.
+    /// [`Game::apply`] into a caller's buffer. On an error, nothing is added to `events`.
     pub fn apply_into(
         &mut self,
         player: Player,
@@ -1246,8 +1287,22 @@ impl Game {
                 last: self.now_ms,
             });
         }
+        // Judge the action as the game will be at `now`, without changing anything yet.
+        if self.next_deadline().is_some_and(|t| t <= now) {
+            // Something is due first: judge on a copy brought up to `now` (rare on a
+            // server, which advances at every deadline).
+            let mut ahead = self.clone();
+            ahead.advance_into(now, &mut Vec::new());
+            ahead.check(player, action)?;
+        } else {
+            let last = self.now_ms;
+            self.now_ms = now;
+            if let Err(error) = self.check(player, action) {
+                self.now_ms = last;
+                return Err(error);
+            }
+        }
         self.advance_into(now, events);
-        self.check(player, action)?;
         self.perform(player, action, events);
         // Anything the action made due at this very instant (an hourglass flipped with a
         // full top dies at once), then passes.

@@ -32,10 +32,10 @@ fn ok(g: &mut Game, p: Player, a: Action, t: u64) -> Vec<Event> {
         .unwrap_or_else(|e| panic!("{p} {a:?} at {t}: {e}"))
 }
 
-/// Applies an action that must be refused, and checks that nothing changed.
+/// Applies an action that must be refused, and checks that nothing changed: not even the
+/// game's instant.
 fn refused(g: &mut Game, p: Player, a: Action, t: u64) -> ActionError {
-    let mut expected = g.clone();
-    expected.advance(t);
+    let expected = g.clone();
     let err = g.apply(p, a, t).expect_err("action should be refused");
     assert_eq!(*g, expected, "a refused action changed the game");
     err
@@ -632,7 +632,8 @@ fn a_player_who_cannot_move_is_passed_at_once_without_penalty() {
     assert!(
         e.contains(&Event::Passed {
             at: 100,
-            player: Black
+            player: Black,
+            reason: PassReason::Blocked
         }),
         "{e:?}"
     );
@@ -1262,4 +1263,59 @@ fn state_serializes_round_trip() {
     let json = serde_json::to_string(&g).unwrap();
     let back: Game = serde_json::from_str(&json).unwrap();
     assert_eq!(back, g);
+}
+
+#[test]
+fn a_refused_action_loses_nothing_that_was_due() {
+    let mut g = Game::new(Settings {
+        turn_limit_ms: None,
+        ..Settings::blitz(Level::Two)
+    });
+    ok(&mut g, Red, mv_nodrop("d1", "d2"), 0);
+    ok(&mut g, Black, mv_nodrop("a1", "b1"), 1);
+    // At 5000 X (died 3000) cannot move: refused, and the deaths are still to be reported.
+    assert_eq!(
+        refused(&mut g, Red, Action::Start { from: s("d2") }, 5000),
+        ActionError::HourglassDead { square: s("d2") }
+    );
+    let e = g.advance(5000);
+    assert!(
+        e.contains(&Event::HourglassDied {
+            at: 3000,
+            glass: Glass(0),
+            square: s("d2"),
+            in_hand: false
+        }),
+        "{e:?}"
+    );
+    assert!(
+        e.contains(&Event::HourglassDied {
+            at: 3001,
+            glass: Glass(3),
+            square: s("b1"),
+            in_hand: false
+        }),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn passes_say_why() {
+    let mut g = blitz(Level::Two);
+    ok(&mut g, Red, mv("d1", "d2"), 0);
+    ok(&mut g, Black, mv("a1", "b1"), 10);
+    for label in ['A', 'B', 'C'] {
+        let glass = Glass::from_label(label).unwrap();
+        g.glasses[glass.index()].started = true;
+        g.glasses[glass.index()].dead_at_ms = Some(10);
+    }
+    let e = ok(&mut g, Red, mv("g4", "g3"), 20);
+    assert!(
+        e.contains(&Event::Passed {
+            at: 20,
+            player: Black,
+            reason: PassReason::AllDead
+        }),
+        "{e:?}"
+    );
 }
