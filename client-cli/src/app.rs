@@ -1099,6 +1099,7 @@ impl App {
             return Vec::new();
         }
         if let Some(confirm) = self.confirm.take() {
+            self.status = None;
             if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
                 match confirm {
                     Confirm::Quit => self.quit = true,

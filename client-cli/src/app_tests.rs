@@ -2,110 +2,12 @@
 //! messages out.
 
 use super::*;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crate::testing::sq;
+use crate::testing::*;
+use crossterm::event::KeyCode;
 use protocol::game::Glass;
-use protocol::record::{Entry, EntryKind};
 use protocol::settings::Level;
 use protocol::wire::SandTable;
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn ch(c: char) -> KeyEvent {
-    key(KeyCode::Char(c))
-}
-
-/// The server's side of one game: applies actions and hands out the numbered events.
-struct Fake {
-    game: Game,
-    seq: Seq,
-}
-
-impl Fake {
-    fn new(settings: Settings) -> Fake {
-        Fake {
-            game: Game::new(settings),
-            seq: 0,
-        }
-    }
-
-    fn snapshot(&self, seat: Option<Player>, now_ms: u64) -> ServerMessage {
-        let info = |name: &str| SeatInfo {
-            player_id: format!("id-{name}"),
-            name: name.into(),
-            connected: true,
-            grace_until_ms: None,
-        };
-        ServerMessage::Snapshot(Box::new(Snapshot {
-            game: 1,
-            seq: self.seq,
-            now_ms,
-            seat,
-            red: info("Rita"),
-            black: info("Bert"),
-            watchers: 0,
-            state: self.game.clone(),
-            sand: SandTable::of(&self.game),
-        }))
-    }
-
-    fn entry(&mut self, entry: Entry) -> ServerMessage {
-        let events = entry.apply_to(&mut self.game).expect("legal");
-        self.seq += 1;
-        ServerMessage::Event(Box::new(GameEvent {
-            game: 1,
-            seq: self.seq,
-            now_ms: entry.at_ms,
-            sand: SandTable::of(&self.game),
-            change: Change::Play { entry, events },
-        }))
-    }
-
-    fn act(&mut self, player: Player, action: Action, at_ms: u64) -> ServerMessage {
-        self.entry(Entry {
-            at_ms,
-            kind: EntryKind::Act { player, action },
-        })
-    }
-
-    fn advance(&mut self, at_ms: u64) -> ServerMessage {
-        self.entry(Entry {
-            at_ms,
-            kind: EntryKind::Advance,
-        })
-    }
-}
-
-fn welcome(games: Vec<GameId>) -> ServerMessage {
-    ServerMessage::Welcome {
-        version: 1,
-        player_id: "p1".into(),
-        name: "Rita".into(),
-        token: "secret".into(),
-        server_ms: 0,
-        games,
-    }
-}
-
-fn mv(from: &str, to: &str, drop: bool) -> Action {
-    Action::Move {
-        from: sq(from),
-        to: sq(to),
-        drop,
-    }
-}
-
-/// An app that has said hello and is seated as `seat` in the fake's game.
-fn seated(fake: &Fake, seat: Player, t0: Instant) -> App {
-    let settings = fake.game.settings().clone();
-    let mut app = App::new(Mode::Play { settings }, "Rita".into(), None, t0);
-    app.on_connected(t0);
-    app.on_message(welcome(vec![]), t0);
-    app.on_message(fake.snapshot(Some(seat), 0), t0);
-    app.take_output();
-    app
-}
 
 fn kinds(out: &[Output]) -> Vec<&'static str> {
     out.iter().map(|o| o.kind).collect()

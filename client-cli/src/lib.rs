@@ -9,7 +9,12 @@ pub mod plain;
 pub mod replay;
 pub mod sanitize;
 pub mod session;
+pub mod tui;
+pub mod ui;
 pub mod words;
+
+#[cfg(test)]
+pub(crate) mod testing;
 
 /// Exit code when the file cannot be read (or the server cannot be reached).
 pub const EXIT_IO: u8 = 1;

@@ -10,7 +10,7 @@ use tamsk_client::app::{App, Mode};
 use tamsk_client::config::{self, Config, DEFAULT_SERVER};
 use tamsk_client::net::Net;
 use tamsk_client::session::Session;
-use tamsk_client::{plain, replay, EXIT_BAD_INPUT, EXIT_IO};
+use tamsk_client::{plain, replay, tui, EXIT_BAD_INPUT, EXIT_IO};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -266,8 +266,7 @@ fn main() -> ExitCode {
         if plain {
             plain::run(session, cli.json).await
         } else {
-            eprintln!("tamsk: the full-screen interface is not built yet: use --plain");
-            EXIT_BAD_INPUT
+            tui::run(session).await
         }
     });
     // A blocking read of stdin may still be waiting: do not wait for it.

@@ -1,0 +1,780 @@
+//! The full-screen interface, drawn from the [`App`] state at an instant: a pure
+//! function, tested on ratatui's test backend.
+//!
+//! ```text
+//!  TAMSK  game 3 · Level 3, hourglasses 180 s, 15-second timer 15 s · lag 23 ms
+//!  <board, 46×32, as the network server drew it>   Black (Bert)  ◀ to move
+//!                                                   ● connected · 30 rings left
+//!                                                   A a1 ██████████▌    41.2s
+//!                                                   ...
+//!                                                   15-second timer ...
+//!                                                   Red (Rita) you ...
+//!                                                   You may: ...
+//!                                                   ┌Log───────────────┐
+//!  <status: errors in place, typed command>
+//!  <keys>
+//! ```
+
+use std::time::Instant;
+
+use protocol::game::{Action, Game, Glass, Player, Status};
+use protocol::render::{self, BOARD_LINES, LEGEND_COLUMN};
+use protocol::Square;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+use crate::app::{describe_settings, game_line, App, Confirm, GameView, LogKind, Phase};
+use crate::words;
+
+/// The smallest terminal the whole screen fits in.
+pub const MIN_WIDTH: u16 = 96;
+pub const MIN_HEIGHT: u16 = 36;
+
+const PANEL_COLUMN: u16 = LEGEND_COLUMN as u16 + 2;
+
+/// A player's colours: Red's labels white on red, Black's black on light grey.
+pub fn player_style(p: Player) -> Style {
+    match p {
+        Player::Red => Style::new()
+            .fg(Color::White)
+            .bg(Color::Red)
+            .add_modifier(Modifier::BOLD),
+        Player::Black => Style::new()
+            .fg(Color::Black)
+            .bg(Color::Gray)
+            .add_modifier(Modifier::BOLD),
+    }
+}
+
+/// A player's name in text: red, or bright white for Black on a dark terminal.
+pub fn player_text(p: Player) -> Style {
+    match p {
+        Player::Red => Style::new()
+            .fg(Color::LightRed)
+            .add_modifier(Modifier::BOLD),
+        Player::Black => Style::new().fg(Color::White).add_modifier(Modifier::BOLD),
+    }
+}
+
+fn dim() -> Style {
+    Style::new().fg(Color::DarkGray)
+}
+
+/// How a socket is highlighted on the board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// The board cursor.
+    Cursor,
+    /// Where the hourglass in hand (or under the cursor) may go.
+    Destination,
+    /// A destination that is full: moving there loses.
+    Losing,
+}
+
+fn mark_bg(m: Mark) -> Color {
+    match m {
+        Mark::Cursor => Color::Blue,
+        Mark::Destination => Color::Indexed(22),
+        Mark::Losing => Color::Indexed(52),
+    }
+}
+
+/// The board as the network server drew it, coloured: spare capacity, hourglass labels
+/// in their player's colours, dead ones struck out, highlighted sockets.
+pub fn board(game: &Game, now: u64, marks: &[(Square, Mark)]) -> Vec<Line<'static>> {
+    let text = render::board_lines(game, now);
+    let mut chars: Vec<Vec<char>> = text
+        .iter()
+        .map(|l| {
+            let mut v: Vec<char> = l.chars().collect();
+            v.resize(LEGEND_COLUMN, ' ');
+            v
+        })
+        .collect();
+    chars.resize(BOARD_LINES, vec![' '; LEGEND_COLUMN]);
+    let mut styles = vec![vec![dim(); LEGEND_COLUMN]; BOARD_LINES];
+    let held = game.held().into_iter().chain(game.late()).map(|h| h.from);
+    let held: Vec<Square> = held.collect();
+    for s in Square::ALL {
+        let c = render::cell(s);
+        let spare = s.capacity() - game.rings_on(s);
+        let (l, x) = c.spare();
+        styles[l][x] = if spare == 0 {
+            Style::new().fg(Color::DarkGray)
+        } else {
+            Style::new().fg(Color::Yellow)
+        };
+        if let Some((l, x)) = c.rim_label() {
+            for st in &mut styles[l][x..x + 2] {
+                *st = Style::new().fg(Color::Gray);
+            }
+        }
+        if let Some(glass) = game.occupant(s) {
+            let (l, x) = c.label();
+            let dead = game.glass(glass).is_dead();
+            let width = if dead { 5 } else { 4 };
+            let mut st = if dead {
+                Style::new()
+                    .fg(Color::DarkGray)
+                    .add_modifier(Modifier::CROSSED_OUT)
+            } else {
+                player_style(glass.owner())
+            };
+            if held.contains(&s) {
+                st = st.add_modifier(Modifier::REVERSED | Modifier::UNDERLINED);
+            }
+            for cell in &mut styles[l][x..x + width] {
+                *cell = st;
+            }
+        }
+    }
+    for &(s, m) in marks {
+        for (l, x, w) in render::cell(s).interior() {
+            // Labels keep their player's colours.
+            for st in styles[l][x..x + w].iter_mut().filter(|st| st.bg.is_none()) {
+                *st = st.bg(mark_bg(m));
+            }
+        }
+    }
+    chars
+        .into_iter()
+        .zip(styles)
+        .map(|(cs, ss)| {
+            let mut spans: Vec<Span<'static>> = Vec::new();
+            let mut run = String::new();
+            let mut style = ss[0];
+            for (c, s) in cs.into_iter().zip(ss) {
+                if s != style && !run.is_empty() {
+                    spans.push(Span::styled(std::mem::take(&mut run), style));
+                }
+                style = s;
+                run.push(c);
+            }
+            spans.push(Span::styled(run, style));
+            Line::from(spans)
+        })
+        .collect()
+}
+
+/// A bar of `width` cells for `left` of `total`, with eighths for smooth motion.
+pub fn sand_bar(left: u64, total: u64, width: usize) -> String {
+    const PARTS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+    let total = total.max(1);
+    let eighths = ((left.min(total) as u128 * width as u128 * 8) / total as u128) as usize;
+    let mut s = "█".repeat(eighths / 8);
+    if eighths / 8 < width {
+        s.push(PARTS[eighths % 8]);
+    }
+    while s.chars().count() < width {
+        s.push(' ');
+    }
+    s
+}
+
+/// One hourglass: where it is and its sand.
+fn glass_line(game: &Game, glass: Glass, now: u64) -> Line<'static> {
+    let state = game.glass(glass);
+    let place = state.square.map_or("off".to_string(), |s| s.to_string());
+    let mut spans = vec![
+        Span::raw("  "),
+        Span::styled(format!("{glass}"), player_style(glass.owner())),
+        Span::raw(format!(" {place:<3} ")),
+    ];
+    let held = game
+        .held()
+        .into_iter()
+        .chain(game.late())
+        .any(|h| h.glass == glass);
+    let total = game.settings().hourglass_ms;
+    if let Some(t) = state.dead_at_ms {
+        spans.push(Span::styled(
+            format!("✝ dead since {}", words::seconds(t)),
+            Style::new().fg(Color::DarkGray),
+        ));
+    } else if !game.settings().level.timed() {
+        // Level 1: sand does not count.
+    } else if !state.started {
+        spans.push(Span::styled(
+            format!("{} not started", sand_bar(0, total, 16)),
+            dim(),
+        ));
+    } else {
+        let left = state.remaining(now);
+        let colour = if left * 5 < total {
+            Color::LightRed
+        } else {
+            match glass.owner() {
+                Player::Red => Color::Red,
+                Player::Black => Color::Gray,
+            }
+        };
+        spans.push(Span::styled(
+            sand_bar(left, total, 16),
+            Style::new().fg(colour).bg(Color::Indexed(236)),
+        ));
+        spans.push(Span::raw(format!(" {:>6}", words::seconds(left))));
+    }
+    if held {
+        spans.push(Span::styled(
+            "  in hand",
+            Style::new().add_modifier(Modifier::BOLD),
+        ));
+    }
+    Line::from(spans)
+}
+
+/// A seat's heading: name, turn marker, connection, rings.
+fn seat_lines(view: &GameView, p: Player, app: &App, now: u64) -> Vec<Line<'static>> {
+    let game = &view.replica;
+    let seat = view.seat_view(p);
+    let mut head = vec![
+        Span::styled(format!("{p}"), player_style(p)),
+        Span::raw(" "),
+        Span::styled(seat.name.clone(), player_text(p)),
+    ];
+    if view.seat == Some(p) {
+        head.push(Span::styled(" (you)", dim()));
+    }
+    if game.is_playing() && !game.is_ending() && game.turn() == p {
+        head.push(Span::styled(
+            "  ◀ to move",
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        ));
+    }
+    let conn = if seat.grace_expired {
+        Span::styled(
+            "○ gone: the win may be claimed",
+            Style::new().fg(Color::LightRed),
+        )
+    } else if seat.connected {
+        Span::styled("● connected", Style::new().fg(Color::Green))
+    } else {
+        let left = seat
+            .grace_until_ms
+            .map(|t| format!(", seat kept {} more", words::seconds(t.saturating_sub(now))))
+            .unwrap_or_default();
+        Span::styled(format!("○ away{left}"), Style::new().fg(Color::Yellow))
+    };
+    let mut second = vec![
+        Span::raw("  "),
+        conn,
+        Span::raw(format!(" · {} rings left", game.rings_left(p))),
+    ];
+    if view.seat == Some(p) {
+        if let Some(lag) = app.lag_ms {
+            second.push(Span::raw(format!(" · lag {lag} ms")));
+        }
+    }
+    if let Some(c) = game.clock_left(p, now) {
+        second.push(Span::raw(format!(" · clock {}", words::seconds(c))));
+    }
+    if game.is_playing() && game.penalty_owed(p) {
+        second.push(Span::styled(
+            " · penalty ring owed",
+            Style::new().fg(Color::Magenta),
+        ));
+    }
+    vec![Line::from(head), Line::from(second)]
+}
+
+/// The 15-second timer (Level 3).
+fn neutral_line(game: &Game, now: u64) -> Option<Line<'static>> {
+    if game.settings().level != protocol::Level::Three {
+        return None;
+    }
+    let n = game.neutral();
+    let total = game.settings().neutral_ms;
+    let left = n.sand.remaining(now);
+    // A flip judges the turn it was made in: once that turn is over the sand runs out
+    // without judging anyone.
+    let judging = n
+        .target
+        .filter(|(t, _)| *t == game.turn() && n.sand.since_ms >= game.turn_started_ms());
+    Some(match judging {
+        Some((target, _)) if left > 0 && game.is_playing() => Line::from(vec![
+            Span::styled("15-second timer on ", Style::new().fg(Color::Yellow)),
+            Span::styled(format!("{target}"), player_text(target)),
+            Span::raw(" "),
+            Span::styled(
+                sand_bar(left, total, 16),
+                Style::new().fg(Color::Yellow).bg(Color::Indexed(236)),
+            ),
+            Span::raw(format!(" {:>6}", words::seconds(left))),
+        ]),
+        _ if left > 0 && game.is_playing() => Line::from(vec![
+            Span::styled("15-second timer, judging nobody ", dim()),
+            Span::styled(sand_bar(left, total, 10), dim().bg(Color::Indexed(236))),
+            Span::styled(format!(" {:>6}", words::seconds(left)), dim()),
+        ]),
+        _ if game.is_playing() => Line::from(Span::styled(
+            format!(
+                "15-second timer: idle ({} may flip it)",
+                game.turn().other()
+            ),
+            dim(),
+        )),
+        _ => Line::from(Span::styled("15-second timer: idle", dim())),
+    })
+}
+
+/// The panel beside the board: both seats with their hourglasses, the 15-second timer,
+/// what we may do now.
+fn panel(view: &GameView, app: &App, now: u64) -> Vec<Line<'static>> {
+    let game = &view.replica;
+    let mut out = Vec::new();
+    for p in [Player::Black, Player::Red] {
+        out.extend(seat_lines(view, p, app, now));
+        for g in p.glasses() {
+            out.push(glass_line(game, g, now));
+        }
+        if p == Player::Black {
+            out.push(Line::raw(""));
+            if let Some(l) = neutral_line(game, now) {
+                out.push(l);
+                out.push(Line::raw(""));
+            }
+        }
+    }
+    out.push(Line::raw(""));
+    match (view.seat, game.status()) {
+        (_, Status::Finished { outcome }) => out.push(Line::styled(
+            format!("Game over: {}", outcome.describe()),
+            Style::new().add_modifier(Modifier::BOLD),
+        )),
+        (_, Status::Aborted { reason, .. }) => out.push(Line::styled(
+            format!("Game aborted: {}", words::abort(reason)),
+            Style::new().add_modifier(Modifier::BOLD),
+        )),
+        (Some(_), Status::Playing) => {
+            let may = app.may_lines();
+            if may.is_empty() {
+                out.push(Line::styled("You may: wait", dim()));
+            } else {
+                out.push(Line::styled(
+                    "You may:",
+                    Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
+                ));
+                for m in may {
+                    out.push(Line::raw(format!("  {m}")));
+                }
+            }
+        }
+        (None, Status::Playing) => {
+            out.push(Line::styled(format!("Watching game {}", view.id), dim()))
+        }
+    }
+    out
+}
+
+fn header(app: &App) -> Line<'static> {
+    let mut spans = vec![Span::styled(
+        " TAMSK ",
+        Style::new()
+            .fg(Color::Black)
+            .bg(Color::Yellow)
+            .add_modifier(Modifier::BOLD),
+    )];
+    let mut parts = Vec::new();
+    if let Some(g) = &app.game {
+        parts.push(format!("game {}", g.id));
+        parts.push(describe_settings(g.replica.settings()));
+        if g.watchers > 0 {
+            parts.push(format!("{} watching", g.watchers));
+        }
+    }
+    if let Some(me) = &app.me {
+        parts.push(format!("you: {}", me.name));
+    }
+    if let Some(lag) = app.lag_ms {
+        parts.push(format!("lag {lag} ms"));
+    }
+    spans.push(Span::raw(format!(" {}", parts.join(" · "))));
+    spans.push(if app.connected {
+        Span::styled("  ● online", Style::new().fg(Color::Green))
+    } else {
+        Span::styled("  ○ offline", Style::new().fg(Color::LightRed))
+    });
+    Line::from(spans)
+}
+
+fn status_line(app: &App) -> Line<'static> {
+    if let Some(text) = &app.input {
+        return Line::from(vec![
+            Span::styled("> ", Style::new().fg(Color::Yellow)),
+            Span::raw(text.clone()),
+            Span::styled("▏", Style::new().fg(Color::Yellow)),
+            Span::styled("   Enter send · Esc cancel · 'help' lists commands", dim()),
+        ]);
+    }
+    if let Some(c) = app.confirm {
+        let q = match c {
+            Confirm::Resign => "Resign this game? y/n",
+            Confirm::Quit => "Leave? Your seat is kept for the reconnection grace. y/n",
+        };
+        return Line::styled(
+            q.to_string(),
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        );
+    }
+    match &app.status {
+        Some((LogKind::Error, t)) => Line::styled(t.clone(), Style::new().fg(Color::LightRed)),
+        Some((_, t)) => Line::styled(t.clone(), Style::new().fg(Color::Cyan)),
+        None => Line::raw(""),
+    }
+}
+
+/// The keys that do something now.
+fn keys_line(app: &App) -> Line<'static> {
+    let text = match (&app.phase, &app.game) {
+        (Phase::Picking, _) => "↑↓ choose · Enter watch · q quit".to_string(),
+        (Phase::InGame, Some(g)) if g.is_over() => match app.mode {
+            crate::app::Mode::Play { .. } => "n new game · q quit".to_string(),
+            _ => "q quit".to_string(),
+        },
+        (Phase::InGame, Some(g)) if g.seat.is_none() => "arrows move the cursor · q quit".into(),
+        (Phase::InGame, Some(g)) => {
+            let legal = &g.legal;
+            let has = |f: &dyn Fn(&Action) -> bool| legal.iter().any(f);
+            let mut keys: Vec<&str> = Vec::new();
+            if has(&|a| matches!(a, Action::Release { .. })) {
+                keys.push("arrows choose · Enter put down and drop · . put down without dropping");
+            } else if has(&|a| matches!(a, Action::Start { .. })) {
+                keys.push("1 2 3 pick up (or cursor + Enter) · arrows move");
+            } else if has(&|a| matches!(a, Action::Place { .. })) {
+                keys.push("cursor + Enter place an hourglass");
+            }
+            if has(&|a| *a == Action::Drop) {
+                keys.push("d drop");
+            }
+            if has(&|a| matches!(a, Action::PenaltyDrop { .. })) {
+                keys.push("p penalty ring on the cursor");
+            }
+            if has(&|a| *a == Action::Claim) {
+                keys.push("c claim");
+            }
+            if has(&|a| *a == Action::Flip) {
+                keys.push("f flip the timer");
+            }
+            keys.extend([": type", "R resign", "? help", "q quit"]);
+            keys.join(" · ")
+        }
+        _ => "q quit".into(),
+    };
+    Line::styled(text, dim())
+}
+
+/// The newest log entries that fit in `height` lines of `width` cells, wrapped.
+fn log_lines(app: &App, height: usize, width: usize) -> Vec<Line<'static>> {
+    let width = width.max(10);
+    let mut out = Vec::new();
+    let mut used = 0;
+    for l in app.log.iter().rev() {
+        let at = l.at_ms.map_or("       ".to_string(), |t| {
+            format!("{:>6} ", words::seconds(t))
+        });
+        let style = match l.kind {
+            LogKind::Error => Style::new().fg(Color::LightRed),
+            LogKind::Info => Style::new().fg(Color::Cyan),
+            LogKind::Event => Style::new(),
+        };
+        let line = Line::from(vec![
+            Span::styled(at, dim()),
+            Span::styled(l.text.clone(), style),
+        ]);
+        let rows = line.width().div_ceil(width).max(1);
+        if used + rows > height {
+            break;
+        }
+        used += rows;
+        out.push(line);
+    }
+    out.reverse();
+    out
+}
+
+/// Board highlights: the cursor, and where the hourglass in hand (or ours under the
+/// cursor) may go, full sockets marked as losing.
+fn marks(app: &App, view: &GameView) -> Vec<(Square, Mark)> {
+    let game = &view.replica;
+    let mut out = Vec::new();
+    if view.seat.is_some() && game.is_playing() {
+        let release: Vec<Square> = view
+            .legal
+            .iter()
+            .filter_map(|a| match a {
+                Action::Release { to } => Some(*to),
+                _ => None,
+            })
+            .collect();
+        let dests: Vec<Square> = if release.is_empty() {
+            view.legal
+                .iter()
+                .filter_map(|a| match a {
+                    Action::Move {
+                        from,
+                        to,
+                        drop: true,
+                    } if *from == app.cursor => Some(*to),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            release
+        };
+        for s in dests {
+            let m = if game.is_full(s) {
+                Mark::Losing
+            } else {
+                Mark::Destination
+            };
+            out.push((s, m));
+        }
+    }
+    out.push((app.cursor, Mark::Cursor));
+    out
+}
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+fn game_over_box(frame: &mut Frame, area: Rect, app: &App, view: &GameView) {
+    let game = &view.replica;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    let title;
+    match game.status() {
+        Status::Finished { outcome } => {
+            title = match (outcome.winner, view.seat) {
+                (None, _) => " Draw ".to_string(),
+                (Some(w), Some(me)) if w == me => " You win! ".to_string(),
+                (Some(_), Some(_)) => " You lose ".to_string(),
+                (Some(w), None) => format!(" {w} wins "),
+            };
+            lines.push(Line::styled(
+                outcome.describe(),
+                Style::new().add_modifier(Modifier::BOLD),
+            ));
+            lines.push(Line::raw(format!(
+                "Rings left: Red {}, Black {} · ended at {}",
+                outcome.rings.red,
+                outcome.rings.black,
+                words::seconds(outcome.ended_at_ms)
+            )));
+            let lineup = words::lineup(outcome);
+            if !lineup.is_empty() {
+                lines.push(Line::raw(""));
+                lines.push(Line::raw("Tiebreak, last living hourglass first:"));
+                for (l, e) in lineup
+                    .into_iter()
+                    .zip(&outcome.tiebreak.as_ref().expect("lineup").lineup)
+                {
+                    lines.push(Line::styled(format!("  {l}"), player_text(e.player)));
+                }
+            }
+        }
+        Status::Aborted { reason, .. } => {
+            title = " Game aborted ".to_string();
+            lines.push(Line::raw(words::abort(reason)));
+        }
+        Status::Playing => return,
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        match app.mode {
+            crate::app::Mode::Play { .. } => "n new game · q quit",
+            _ => "q quit",
+        },
+        dim(),
+    ));
+    let height = lines.len() as u16 + 2;
+    let width = lines
+        .iter()
+        .map(|l| l.width() as u16)
+        .max()
+        .unwrap_or(20)
+        .max(title.len() as u16)
+        + 4;
+    let r = centered(area, width, height);
+    let lines: Vec<Line<'static>> = lines
+        .into_iter()
+        .map(|mut l| {
+            l.spans.insert(0, Span::raw(" "));
+            l
+        })
+        .collect();
+    frame.render_widget(Clear, r);
+    frame.render_widget(
+        Paragraph::new(lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(title)
+                .border_style(Style::new().fg(Color::Yellow)),
+        ),
+        r,
+    );
+}
+
+fn help_box(frame: &mut Frame, area: Rect) {
+    let lines: Vec<Line<'static>> = [
+        "Keys",
+        "  1 2 3        pick up your first, second, third hourglass (the move starts)",
+        "  arrows hjkl  move the cursor",
+        "  Enter Space  put the hourglass down on the cursor and drop a ring there;",
+        "               or pick up the hourglass under the cursor; or drop the penalty ring",
+        "  .            put it down without dropping",
+        "  d            drop a ring on your destination",
+        "  c            claim: drop your ring where your opponent did not",
+        "  p            drop the penalty ring on the cursor",
+        "  f            flip the 15-second timer (Level 3, not on your turn)",
+        "  R            resign (asks first)        W  claim the win after his grace ran out",
+        "  :            type a command              q  leave (your seat is kept a while)",
+        "",
+        "Typed commands",
+        "  d1-d2  move and drop · d1-d2.  move without dropping · start d1 · release d2",
+        "  drop · drop e4 (penalty ring) · penalty e4 · claim · flip · resign · win · quit",
+        "",
+        "Any key closes this help.",
+    ]
+    .into_iter()
+    .map(Line::raw)
+    .collect();
+    let r = centered(area, 90, lines.len() as u16 + 2);
+    frame.render_widget(Clear, r);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Help ")),
+        r,
+    );
+}
+
+fn waiting_text(app: &App) -> String {
+    match (&app.phase, &app.mode) {
+        (Phase::Connecting, _) => "Connecting…".into(),
+        (Phase::Hello, _) => "Saying hello…".into(),
+        (Phase::Seeking, crate::app::Mode::Play { settings }) => format!(
+            "Waiting for an opponent who asks for the same game ({})…",
+            describe_settings(settings)
+        ),
+        (Phase::Joining(id), _) => format!("Opening game {id}…"),
+        (Phase::Listing, _) => "Listing live games…".into(),
+        _ => String::new(),
+    }
+}
+
+/// Draws the whole screen at local instant `at`.
+pub fn ui(frame: &mut Frame, app: &App, at: Instant) {
+    let area = frame.area();
+    let [head, body, status, keys] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    frame.render_widget(Paragraph::new(header(app)), head);
+    frame.render_widget(Paragraph::new(status_line(app)), status);
+    frame.render_widget(Paragraph::new(keys_line(app)), keys);
+    match (&app.phase, &app.game) {
+        (Phase::Picking, _) => {
+            let mut lines = vec![
+                Line::styled("Live games: choose one to watch", Style::new().bold()),
+                Line::raw(""),
+            ];
+            for (i, g) in app.games.iter().enumerate() {
+                let line = game_line(g);
+                lines.push(if i == app.pick {
+                    Line::styled(
+                        format!("▶ {line}"),
+                        Style::new().fg(Color::Black).bg(Color::Yellow),
+                    )
+                } else {
+                    Line::raw(format!("  {line}"))
+                });
+            }
+            frame.render_widget(Paragraph::new(lines), body);
+        }
+        (Phase::InGame, Some(view)) => draw_game(frame, body, app, view, at),
+        _ => {
+            let [top, rest] =
+                Layout::vertical([Constraint::Length(3), Constraint::Min(1)]).areas(body);
+            frame.render_widget(
+                Paragraph::new(vec![
+                    Line::raw(""),
+                    Line::styled(waiting_text(app), Style::new().fg(Color::Yellow)),
+                ])
+                .centered(),
+                top,
+            );
+            let h = rest.height.saturating_sub(1) as usize;
+            frame.render_widget(
+                Paragraph::new(log_lines(app, h, rest.width as usize))
+                    .wrap(Wrap { trim: false })
+                    .block(Block::default().borders(Borders::TOP).title(" Log ")),
+                rest,
+            );
+        }
+    }
+    if app.help {
+        help_box(frame, body);
+    }
+}
+
+fn draw_game(frame: &mut Frame, body: Rect, app: &App, view: &GameView, at: Instant) {
+    let now = view.now_ms(at);
+    if body.width < MIN_WIDTH || body.height + 3 < MIN_HEIGHT {
+        // Too small for the board: what matters, in text.
+        let mut lines = vec![Line::styled(
+            format!(
+                "Enlarge the terminal to at least {MIN_WIDTH}×{MIN_HEIGHT} for the board (now {}×{}).",
+                frame.area().width,
+                frame.area().height
+            ),
+            Style::new().fg(Color::Yellow),
+        )];
+        lines.extend(panel(view, app, now));
+        let used = lines.len();
+        lines.extend(log_lines(
+            app,
+            (body.height as usize).saturating_sub(used + 1),
+            body.width as usize,
+        ));
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
+        return;
+    }
+    let [left, right] =
+        Layout::horizontal([Constraint::Length(PANEL_COLUMN), Constraint::Min(20)]).areas(body);
+    frame.render_widget(
+        Paragraph::new(board(&view.replica, now, &marks(app, view))),
+        left,
+    );
+    let panel = panel(view, app, now);
+    let panel_height = (panel.len() as u16).min(right.height);
+    let [top, log] =
+        Layout::vertical([Constraint::Length(panel_height), Constraint::Min(0)]).areas(right);
+    frame.render_widget(Paragraph::new(panel).wrap(Wrap { trim: false }), top);
+    if log.height > 2 {
+        let h = log.height as usize - 1;
+        frame.render_widget(
+            Paragraph::new(log_lines(app, h, log.width as usize))
+                .wrap(Wrap { trim: false })
+                .block(Block::default().borders(Borders::TOP).title(" Log ")),
+            log,
+        );
+    }
+    if view.is_over() && !app.help {
+        game_over_box(frame, body, app, view);
+    }
+}
+
+#[cfg(test)]
+#[path = "ui_tests.rs"]
+mod tests;

@@ -1,0 +1,166 @@
+//! Snapshot tests of whole screens on ratatui's test backend.
+
+use std::time::{Duration, Instant};
+
+use protocol::game::{Action, Player};
+use protocol::record;
+use protocol::settings::{Level, Settings};
+use ratatui::backend::TestBackend;
+use ratatui::style::{Color, Modifier};
+use ratatui::Terminal;
+
+use super::*;
+use crate::app::App;
+use crate::testing::*;
+
+const W: u16 = 100;
+const H: u16 = 36;
+
+fn draw(app: &App, at: Instant) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(W, H)).unwrap();
+    terminal.draw(|f| ui(f, app, at)).unwrap();
+    terminal
+}
+
+/// Screen position of a board text position (the board starts on line 1, column 0).
+fn at_board(line: usize, col: usize) -> (u16, u16) {
+    (col as u16, line as u16 + 1)
+}
+
+#[test]
+fn the_start_of_a_level_3_game() {
+    let t0 = Instant::now();
+    let fake = Fake::new(Settings::level(Level::Three));
+    let app = seated(&fake, Player::Red, t0);
+    let terminal = draw(&app, t0);
+    insta::assert_snapshot!("start", terminal.backend());
+    let buf = terminal.backend().buffer();
+    // X on d1 in Red's colours, C on d7 in Black's.
+    let (l, c) = render::cell(sq("d1")).label();
+    let cell = &buf[at_board(l, c)];
+    assert_eq!(cell.symbol(), "X");
+    assert_eq!(cell.bg, Color::Red);
+    let (l, c) = render::cell(sq("d7")).label();
+    assert_eq!(buf[at_board(l, c)].bg, Color::Gray);
+    // The cursor is on our first hourglass; the sockets X may go to are highlighted.
+    let (l, c, _) = render::cell(sq("d1")).interior()[0];
+    assert_eq!(buf[at_board(l, c)].bg, Color::Blue);
+    let (l, c, _) = render::cell(sq("d2")).interior()[0];
+    assert_eq!(buf[at_board(l, c)].bg, Color::Indexed(22));
+}
+
+/// Level 3 with 60 s hourglasses: X has died on d2, B is about to, and Red's flip of the
+/// 15-second timer runs on Black.
+fn mid_game(t0: Instant) -> App {
+    let settings = Settings {
+        hourglass_ms: 60_000,
+        ..Settings::level(Level::Three)
+    };
+    let mut fake = Fake::new(settings);
+    let mut app = seated(&fake, Player::Black, t0);
+    let at = |ms| t0 + Duration::from_millis(ms);
+    let moves = [
+        (Player::Red, "d1", "d2", 0),
+        (Player::Black, "g1", "f1", 1_000),
+        (Player::Red, "g4", "g3", 2_000),
+        (Player::Black, "d7", "d6", 3_000),
+        (Player::Red, "a4", "a3", 4_000),
+        (Player::Black, "a1", "b1", 5_000),
+        (Player::Red, "a3", "a2", 50_000),
+    ];
+    for (p, from, to, ms) in moves {
+        let ev = fake.act(p, mv(from, to, true), ms);
+        app.on_message(ev, at(ms));
+    }
+    let ev = fake.act(Player::Red, Action::Flip, 55_000);
+    app.on_message(ev, at(55_000));
+    let ev = fake.advance(60_000);
+    app.on_message(ev, at(60_000));
+    app.take_output();
+    app
+}
+
+#[test]
+fn mid_game_with_a_dead_hourglass_and_the_15_second_timer_running() {
+    let t0 = Instant::now();
+    let app = mid_game(t0);
+    let g = app.game.as_ref().unwrap();
+    assert!(g
+        .replica
+        .glass(protocol::Glass::from_label('X').unwrap())
+        .is_dead());
+    let terminal = draw(&app, t0 + Duration::from_millis(60_500));
+    insta::assert_snapshot!("mid_game", terminal.backend());
+    let buf = terminal.backend().buffer();
+    let (l, c) = render::cell(sq("d2")).label();
+    let dead = &buf[at_board(l, c)];
+    assert!(dead.modifier.contains(Modifier::CROSSED_OUT), "{dead:?}");
+    // The sand runs on between messages: 2.5 s later B has died in our projection's
+    // eyes (0 left) and the timer shows 7.0 s.
+    let later = draw(&app, t0 + Duration::from_millis(63_000));
+    let text = format!("{}", later.backend());
+    assert!(text.contains("15-second timer on Black"), "{text}");
+    assert!(text.contains("  7.0s"), "{text}");
+}
+
+#[test]
+fn game_over_with_the_tiebreak_line_up() {
+    let t0 = Instant::now();
+    let loaded = record::load(include_str!(
+        "../../docs/examples/level3-blitz-tiebreak.tamsk"
+    ))
+    .unwrap();
+    let outcome = loaded.game.outcome().cloned().expect("finished");
+    assert!(outcome.tiebreak.is_some());
+    let fake = Fake {
+        game: loaded.game,
+        seq: 40,
+    };
+    let app = seated(&fake, Player::Red, t0);
+    assert!(app.game.as_ref().unwrap().is_over());
+    let terminal = draw(&app, t0 + Duration::from_secs(100));
+    insta::assert_snapshot!("game_over", terminal.backend());
+    let text = format!("{}", terminal.backend());
+    assert!(text.contains("You win!"), "{text}");
+    assert!(text.contains("<- decides"), "{text}");
+}
+
+#[test]
+fn a_small_terminal_still_shows_the_game_in_text() {
+    let t0 = Instant::now();
+    let fake = Fake::new(Settings::level(Level::One));
+    let app = seated(&fake, Player::Red, t0);
+    let mut terminal = Terminal::new(TestBackend::new(70, 24)).unwrap();
+    terminal.draw(|f| ui(f, &app, t0)).unwrap();
+    let text = format!("{}", terminal.backend());
+    assert!(text.contains("Enlarge the terminal"), "{text}");
+    assert!(text.contains("You may:"), "{text}");
+}
+
+#[test]
+fn sand_bars_fill_in_eighths() {
+    assert_eq!(sand_bar(0, 100, 4), "    ");
+    assert_eq!(sand_bar(100, 100, 4), "████");
+    assert_eq!(sand_bar(50, 100, 4), "██  ");
+    assert_eq!(sand_bar(1, 32, 4), "▏   ");
+    assert_eq!(sand_bar(500, 100, 2), "██", "never more than full");
+}
+
+#[test]
+fn the_15_second_timer_judges_nobody_once_its_turn_is_over() {
+    let t0 = Instant::now();
+    let mut app = mid_game(t0);
+    let mut fake = Fake {
+        game: app.game.as_ref().unwrap().replica.clone(),
+        seq: app.game.as_ref().unwrap().seq,
+    };
+    let ev = fake.act(Player::Black, mv("b1", "b2", true), 60_600);
+    app.on_message(ev, t0 + Duration::from_millis(60_600));
+    let text = format!(
+        "{}",
+        draw(&app, t0 + Duration::from_millis(61_000)).backend()
+    );
+    assert!(text.contains("15-second timer, judging nobody"), "{text}");
+    assert!(text.contains("  9.0s"), "the sand still runs: {text}");
+    assert!(!text.contains("15-second timer on Black █"), "{text}");
+}
