@@ -202,3 +202,113 @@ async fn two_tamsk_processes_play_a_whole_blitz_game() {
     assert_eq!(events(&a), events(&b));
     server.stop().await;
 }
+
+/// A `tamsk` process read line by line.
+struct Proc {
+    child: Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    seen: Vec<Value>,
+}
+
+impl Proc {
+    fn new(mut child: Child) -> Proc {
+        Proc {
+            stdin: child.stdin.take().unwrap(),
+            lines: BufReader::new(child.stdout.take().unwrap()).lines(),
+            child,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads lines until one of type `kind`, and returns it.
+    async fn until(&mut self, kind: &str) -> Value {
+        let fut = async {
+            loop {
+                let line = self.lines.next_line().await.unwrap().unwrap_or_else(|| {
+                    panic!("output ended before a {kind} line: {:?}", self.seen)
+                });
+                let v: Value = serde_json::from_str(&line).unwrap();
+                self.seen.push(v.clone());
+                if v["type"] == kind {
+                    return v;
+                }
+            }
+        };
+        tokio::time::timeout(WAIT, fut)
+            .await
+            .unwrap_or_else(|_| panic!("no {kind} line"))
+    }
+
+    async fn say(&mut self, line: &str) {
+        self.stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    async fn exit(mut self) -> std::process::ExitStatus {
+        tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("tamsk exits")
+            .unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_client_takes_the_same_seat_again() {
+    let server = start_server().await;
+    let (cfg_a, cfg_b) = (config_path("resume", "a"), config_path("resume", "b"));
+    let play = |cfg: &PathBuf, name: Option<&str>| {
+        let mut args = vec!["--server", server.url.as_str(), "--json"];
+        if let Some(n) = name {
+            args.extend(["--name", n]);
+        }
+        args.extend(["play", "--level", "1"]);
+        Proc::new(tamsk(cfg, &args))
+    };
+    let mut a = play(&cfg_a, Some("Ann"));
+    let mut b = play(&cfg_b, Some("Ben"));
+    let start_a = a.until("start").await;
+    let start_b = b.until("start").await;
+    let game = start_a["game"].clone();
+    assert_eq!(game, start_b["game"]);
+
+    // Ann leaves; her seat and token are in her config file.
+    a.say("quit").await;
+    assert!(a.exit().await.success());
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&cfg_a).unwrap()).unwrap();
+    let account = &saved["accounts"][server.url.as_str()];
+    assert_eq!(account["game"], game);
+    assert_eq!(account["name"], "Ann");
+    assert!(account["token"].as_str().unwrap().len() >= 16);
+    let away = b.until("presence").await;
+    assert_eq!(away["connected"], false);
+    assert_eq!(away["player"], start_a["seat"]);
+
+    // Started again, without a name: the same player, the same seat.
+    let mut a = play(&cfg_a, None);
+    let welcome = a.until("welcome").await;
+    assert_eq!(welcome["player_id"], account["player_id"]);
+    assert_eq!(a.until("resuming").await["game"], game);
+    let again = a.until("start").await;
+    assert_eq!(again["game"], game);
+    assert_eq!(again["seat"], start_a["seat"]);
+    let back = b.until("presence").await;
+    assert_eq!(back["connected"], true);
+
+    // Ann resigns: both see Ben win, and both clients stop.
+    a.say("resign").await;
+    let (ra, rb) = (a.until("result").await, b.until("result").await);
+    assert_eq!(ra["winner"], start_b["seat"]);
+    assert_eq!(ra["outcome"], rb["outcome"]);
+    assert!(a.exit().await.success());
+    assert!(b.exit().await.success());
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&cfg_a).unwrap()).unwrap();
+    assert_eq!(
+        saved["accounts"][server.url.as_str()]["game"],
+        Value::Null,
+        "the game is over: nothing to resume"
+    );
+    server.stop().await;
+}
