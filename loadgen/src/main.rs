@@ -1,0 +1,545 @@
+//! `tamsk-load`: drives a running TAMSK server with G concurrent games of chosen settings,
+//! W watchers per game, at a target aggregate move rate, for a bounded time; then prints
+//! sockets, games, achieved moves/s, move-to-opponent and move-to-watcher latency
+//! (HDR histogram percentiles), errors, and the server's RSS and CPU when given its pid.
+//!
+//! Loopback only: it refuses a server address that is not on this machine.
+//!
+//! Players are scripted: each keeps a replica of its game (the protocol's engine, fed with
+//! each event's entry) and plays the first sensible legal move when its slot comes. When a
+//! game ends the two players seek again and their watchers follow them to the new game,
+//! so the load stays steady for the whole run.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use futures::{SinkExt, StreamExt};
+use hdrhistogram::Histogram;
+use protocol::game::{Action, Game, Player};
+use protocol::record::EntryKind;
+use protocol::settings::Settings;
+use protocol::wire::{Change, ClientMessage, GameId, ServerMessage, PROTOCOL_VERSION};
+use tokio::sync::watch;
+use tokio_tungstenite::tungstenite::Message;
+
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "tamsk-load",
+    about = "Load generator for a running TAMSK server (loopback only)"
+)]
+struct Args {
+    /// The server's websocket URL.
+    #[arg(long, default_value = "ws://127.0.0.1:7878/ws")]
+    server: String,
+    /// Concurrent games.
+    #[arg(long, default_value_t = 100)]
+    games: usize,
+    /// Watchers per game.
+    #[arg(long, default_value_t = 2)]
+    watchers: usize,
+    /// Target aggregate moves per second over all games.
+    #[arg(long, default_value_t = 2000.0)]
+    rate: f64,
+    /// How long to drive the load once all games have started, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    duration: f64,
+    /// Game settings as JSON (partial: the level's defaults fill the rest).
+    #[arg(long, default_value = r#"{"level":1,"game_clock":null}"#)]
+    settings: String,
+    /// The server's pid, to report its RSS and CPU.
+    #[arg(long)]
+    server_pid: Option<u32>,
+    /// Connections opened at once while setting up.
+    #[arg(long, default_value_t = 200)]
+    connect_parallel: usize,
+}
+
+/// Latencies in microseconds, merged from every task at the end.
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds")
+}
+
+/// What one game slot shares between its players and watchers: the current game id and
+/// the instant (µs since the run's epoch) the latest move was sent.
+struct Slot {
+    game: watch::Sender<Option<GameId>>,
+    sent_us: AtomicU64,
+    /// Moves and latencies count from this instant (µs since the epoch): after set-up.
+    measure_from_us: u64,
+    measure_until_us: u64,
+}
+
+impl Slot {
+    fn measuring(&self, now_us: u64) -> bool {
+        now_us >= self.measure_from_us && now_us < self.measure_until_us
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    moves: u64,
+    errors: u64,
+    games: u64,
+    opponent: Option<Histogram<u64>>,
+    watcher: Option<Histogram<u64>>,
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn connect(url: &str, name: &str) -> Result<Ws> {
+    let (mut ws, _) = tokio_tungstenite::connect_async(url)
+        .await
+        .with_context(|| format!("connecting to {url}"))?;
+    send(
+        &mut ws,
+        &ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: Some(name.into()),
+            token: None,
+        },
+    )
+    .await?;
+    Ok(ws)
+}
+
+async fn send(ws: &mut Ws, msg: &ClientMessage) -> Result<()> {
+    ws.send(Message::text(serde_json::to_string(msg)?)).await?;
+    Ok(())
+}
+
+/// The next server message, answering pings on the way. `None` when the socket closed.
+async fn next(ws: &mut Ws) -> Result<Option<ServerMessage>> {
+    while let Some(frame) = ws.next().await {
+        let text = match frame? {
+            Message::Text(t) => t,
+            Message::Close(_) => return Ok(None),
+            _ => continue,
+        };
+        let msg: ServerMessage =
+            serde_json::from_str(&text).context("server sent something unreadable")?;
+        if let ServerMessage::Ping { nonce, .. } = msg {
+            send(ws, &ClientMessage::Pong { nonce }).await?;
+            continue;
+        }
+        return Ok(Some(msg));
+    }
+    Ok(None)
+}
+
+fn micros_since(epoch: Instant) -> u64 {
+    epoch.elapsed().as_micros() as u64
+}
+
+/// The first legal whole move with a drop that does not walk onto a full socket.
+fn choose(game: &Game, me: Player, turn_count: u64) -> Option<Action> {
+    let moves: Vec<Action> = game
+        .legal_actions(me)
+        .into_iter()
+        .filter(|a| match a {
+            Action::Move { to, drop: true, .. } => !game.is_full(*to),
+            Action::Place { drop: true, .. } => true,
+            _ => false,
+        })
+        .collect();
+    (!moves.is_empty()).then(|| moves[turn_count as usize % moves.len()])
+}
+
+/// A scripted player: seeks, plays its seat at the slot's pace, seeks again after the end.
+async fn player(
+    args: Arc<Args>,
+    settings: Settings,
+    slot: Arc<Slot>,
+    index: usize,
+    epoch: Instant,
+    stop: Instant,
+) -> Result<Tally> {
+    let mut ws = connect(&args.server, &format!("load{index}")).await?;
+    let interval = Duration::from_secs_f64(args.games as f64 / args.rate);
+    let mut tally = Tally {
+        opponent: Some(histogram()),
+        ..Tally::default()
+    };
+    let mut turn_count = index as u64;
+    'games: while Instant::now() < stop {
+        send(
+            &mut ws,
+            &ClientMessage::Seek {
+                settings: settings.clone(),
+            },
+        )
+        .await?;
+        let (game_id, seat, mut replica) = loop {
+            let msg = tokio::select! {
+                msg = next(&mut ws) => msg?,
+                _ = tokio::time::sleep_until(stop.into()) => break 'games,
+            };
+            match msg {
+                Some(ServerMessage::Snapshot(s)) => {
+                    break (
+                        s.game,
+                        s.seat.context("a player's snapshot has a seat")?,
+                        s.state,
+                    )
+                }
+                Some(ServerMessage::Error { .. }) => tally.errors += 1,
+                Some(_) => {}
+                None => bail!("server closed the connection"),
+            }
+        };
+        tally.games += 1;
+        if seat == Player::Red {
+            slot.game.send_replace(Some(game_id));
+        }
+        let mut next_move_at = Instant::now() + interval;
+        loop {
+            // My turn and nothing in flight: wait for my slot, then move.
+            if replica.is_playing() && replica.turn() == seat && replica.held().is_none() {
+                let wait = tokio::time::sleep_until(next_move_at.into());
+                tokio::select! {
+                    _ = wait => {
+                        if let Some(action) = choose(&replica, seat, turn_count) {
+                            turn_count += 1;
+                            let now_us = micros_since(epoch);
+                            slot.sent_us.store(now_us, Ordering::Release);
+                            send(&mut ws, &ClientMessage::Act { game: game_id, action }).await?;
+                            if slot.measuring(now_us) {
+                                tally.moves += 1;
+                            }
+                            next_move_at += interval * 2;
+                            next_move_at = next_move_at.max(Instant::now());
+                            // Wait for our own event before choosing again.
+                            if !await_own_move(&mut ws, &mut replica, &mut tally, seat).await? {
+                                break 'games;
+                            }
+                            continue;
+                        }
+                    }
+                    msg = next(&mut ws) => {
+                        if !on_message(msg?, &mut replica, &mut tally, seat, epoch, &slot)? { break 'games; }
+                        continue;
+                    }
+                }
+            }
+            if !replica.is_playing() {
+                continue 'games;
+            }
+            if Instant::now() >= stop {
+                break 'games;
+            }
+            let msg = tokio::select! {
+                msg = next(&mut ws) => msg?,
+                _ = tokio::time::sleep_until(stop.into()) => break 'games,
+            };
+            if !on_message(msg, &mut replica, &mut tally, seat, epoch, &slot)? {
+                break 'games;
+            }
+            if replica.turn() == seat {
+                next_move_at = next_move_at.max(Instant::now() + interval);
+            }
+        }
+    }
+    let _ = ws.close(None).await;
+    Ok(tally)
+}
+
+/// Reads until our own move comes back as an event (or an error refuses it).
+async fn await_own_move(
+    ws: &mut Ws,
+    replica: &mut Game,
+    tally: &mut Tally,
+    seat: Player,
+) -> Result<bool> {
+    let before = replica.move_count();
+    loop {
+        match next(ws).await? {
+            Some(ServerMessage::Event(e)) => {
+                if let Change::Play { entry, .. } = &e.change {
+                    entry.apply_to(replica).ok();
+                }
+                if replica.move_count() > before || !replica.is_playing() || replica.turn() != seat
+                {
+                    return Ok(true);
+                }
+            }
+            Some(ServerMessage::Error { .. }) => {
+                tally.errors += 1;
+                return Ok(true);
+            }
+            Some(_) => {}
+            None => return Ok(false),
+        }
+    }
+}
+
+/// Applies one message to the replica; records the opponent's move latency. `false` when
+/// the socket closed.
+fn on_message(
+    msg: Option<ServerMessage>,
+    replica: &mut Game,
+    tally: &mut Tally,
+    seat: Player,
+    epoch: Instant,
+    slot: &Slot,
+) -> Result<bool> {
+    match msg {
+        None => Ok(false),
+        Some(ServerMessage::Event(e)) => {
+            if let Change::Play { entry, .. } = &e.change {
+                if let EntryKind::Act {
+                    player,
+                    action: Action::Move { .. } | Action::Place { .. },
+                } = entry.kind
+                {
+                    let sent = slot.sent_us.load(Ordering::Acquire);
+                    if player != seat && slot.measuring(sent) {
+                        let h = tally.opponent.as_mut().expect("player histogram");
+                        h.saturating_record(micros_since(epoch).saturating_sub(sent).max(1));
+                    }
+                }
+                entry.apply_to(replica).ok();
+            }
+            Ok(true)
+        }
+        Some(ServerMessage::Error { .. }) => {
+            tally.errors += 1;
+            Ok(true)
+        }
+        Some(_) => Ok(true),
+    }
+}
+
+/// A watcher: follows its slot from game to game and times every move's arrival.
+async fn watcher(
+    args: Arc<Args>,
+    slot: Arc<Slot>,
+    index: usize,
+    epoch: Instant,
+    stop: Instant,
+) -> Result<Tally> {
+    let mut ws = connect(&args.server, &format!("watch{index}")).await?;
+    let mut games = slot.game.subscribe();
+    let mut tally = Tally {
+        watcher: Some(histogram()),
+        ..Tally::default()
+    };
+    let mut current = None;
+    loop {
+        let wanted = *games.borrow_and_update();
+        if let Some(game) = wanted.filter(|_| wanted != current) {
+            if let Some(old) = current {
+                send(&mut ws, &ClientMessage::Leave { game: old }).await?;
+            }
+            current = wanted;
+            let watch = ClientMessage::Watch {
+                game,
+                after_seq: None,
+            };
+            send(&mut ws, &watch).await?;
+        }
+        let msg = tokio::select! {
+            msg = next(&mut ws) => msg?,
+            _ = games.changed() => continue,
+            _ = tokio::time::sleep_until(stop.into()) => break,
+        };
+        match msg {
+            None => break,
+            Some(ServerMessage::Event(e)) if Some(e.game) == current => {
+                if let Change::Play { entry, .. } = &e.change {
+                    if matches!(
+                        entry.kind,
+                        EntryKind::Act {
+                            action: Action::Move { .. } | Action::Place { .. },
+                            ..
+                        }
+                    ) {
+                        let sent = slot.sent_us.load(Ordering::Acquire);
+                        if slot.measuring(sent) {
+                            let h = tally.watcher.as_mut().expect("watcher histogram");
+                            h.saturating_record(micros_since(epoch).saturating_sub(sent).max(1));
+                        }
+                    }
+                }
+            }
+            Some(ServerMessage::Error { .. }) => tally.errors += 1,
+            Some(_) => {}
+        }
+    }
+    let _ = ws.close(None).await;
+    Ok(tally)
+}
+
+/// Resident memory (KiB) and CPU time (clock ticks) of a process, from /proc.
+fn process_usage(pid: u32) -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let rss = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let cpu = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some((rss, cpu))
+}
+
+fn print_histogram(name: &str, h: &Histogram<u64>) {
+    let ms = |us: u64| us as f64 / 1000.0;
+    println!(
+        "{name}: n={} p50={:.2} ms p99={:.2} ms p99.9={:.2} ms max={:.2} ms",
+        h.len(),
+        ms(h.value_at_quantile(0.5)),
+        ms(h.value_at_quantile(0.99)),
+        ms(h.value_at_quantile(0.999)),
+        ms(h.max())
+    );
+}
+
+fn check_loopback(url: &str) -> Result<()> {
+    let host = url
+        .split("://")
+        .nth(1)
+        .unwrap_or(url)
+        .split(['/', ':'])
+        .next()
+        .unwrap_or("");
+    let loopback =
+        host == "localhost" || host.starts_with("127.") || host == "[" || url.contains("[::1]");
+    if !loopback {
+        bail!("refusing {url}: the load generator only targets this machine (127.0.0.0/8, localhost, [::1])");
+    }
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let args = Arc::new(Args::parse());
+    check_loopback(&args.server)?;
+    let settings: Settings = serde_json::from_str(&args.settings).context("--settings")?;
+    if args.games == 0 || args.rate <= 0.0 || args.duration <= 0.0 || args.duration > 3600.0 {
+        bail!("--games must be positive, --rate positive, --duration in (0, 3600] seconds");
+    }
+    let sockets = args.games * (2 + args.watchers);
+    // Each socket is a file; raise the soft limit as far as the hard one allows.
+    let (_, hard) = rlimit::getrlimit(rlimit::Resource::NOFILE)?;
+    rlimit::setrlimit(rlimit::Resource::NOFILE, hard, hard)?;
+    if sockets as u64 + 64 > hard {
+        bail!("{sockets} sockets need more open files than this process may have ({hard}): run several generators");
+    }
+
+    let epoch = Instant::now();
+    let setup_budget = Duration::from_secs(5 + sockets as u64 / 200);
+    let stop = epoch + setup_budget + Duration::from_secs_f64(args.duration);
+    let measure_from_us = setup_budget.as_micros() as u64;
+    let measure_until_us = (stop - epoch).as_micros() as u64;
+    // Server CPU is measured over the same window as the moves.
+    let usage_at_start = {
+        let pid = args.server_pid;
+        tokio::spawn(async move {
+            tokio::time::sleep_until((epoch + setup_budget).into()).await;
+            pid.and_then(process_usage)
+        })
+    };
+    let slots: Vec<Arc<Slot>> = (0..args.games)
+        .map(|_| {
+            Arc::new(Slot {
+                game: watch::channel(None).0,
+                sent_us: AtomicU64::new(0),
+                measure_from_us,
+                measure_until_us,
+            })
+        })
+        .collect();
+
+    // Open connections a batch at a time so the server's accept queue is not flooded.
+    let gate = Arc::new(tokio::sync::Semaphore::new(args.connect_parallel));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (g, slot) in slots.iter().enumerate() {
+        // The server pairs two seekers of equal settings: a slot's own abort bound (which
+        // matters only before the first moves) makes its two players meet each other.
+        let settings = Settings {
+            abort_ms: settings.abort_ms + g as u64,
+            ..settings.clone()
+        };
+        for seat in 0..2 {
+            let (args, settings, slot, gate) =
+                (args.clone(), settings.clone(), slot.clone(), gate.clone());
+            tasks.spawn(async move {
+                let permit = gate.acquire_owned().await.expect("gate");
+                let result = player(args, settings, slot, g * 2 + seat, epoch, stop).await;
+                drop(permit);
+                result
+            });
+        }
+        for w in 0..args.watchers {
+            let (args, slot, index) = (args.clone(), slot.clone(), g * args.watchers + w);
+            tasks.spawn(async move { watcher(args, slot, index, epoch, stop).await });
+        }
+    }
+    let mut total = Tally {
+        opponent: Some(histogram()),
+        watcher: Some(histogram()),
+        ..Tally::default()
+    };
+    let mut failures = 0;
+    while let Some(result) = tasks.join_next().await {
+        match result? {
+            Ok(t) => {
+                total.moves += t.moves;
+                total.errors += t.errors;
+                total.games += t.games;
+                if let Some(h) = t.opponent {
+                    total.opponent.as_mut().expect("set").add(h)?;
+                }
+                if let Some(h) = t.watcher {
+                    total.watcher.as_mut().expect("set").add(h)?;
+                }
+            }
+            Err(e) => {
+                failures += 1;
+                if failures <= 3 {
+                    eprintln!("task failed: {e:#}");
+                }
+            }
+        }
+    }
+    let window = args.duration;
+    let before = usage_at_start.await?;
+    println!(
+        "tamsk-load: {} games x (2 players + {} watchers) = {sockets} sockets, settings {}",
+        args.games, args.watchers, args.settings
+    );
+    println!(
+        "games started: {} (seats taken {}), failed tasks: {failures}, errors from server: {}",
+        total.games / 2,
+        total.games,
+        total.errors
+    );
+    println!(
+        "moves: {} in the {window:.1} s measured after {:.0} s of set-up -> {:.0} moves/s (target {:.0})",
+        total.moves,
+        setup_budget.as_secs_f64(),
+        total.moves as f64 / window,
+        args.rate
+    );
+    print_histogram("move-to-opponent", total.opponent.as_ref().expect("set"));
+    print_histogram("move-to-watcher ", total.watcher.as_ref().expect("set"));
+    if let (Some(pid), Some((_, cpu0))) = (args.server_pid, before) {
+        if let Some((rss, cpu1)) = process_usage(pid) {
+            let ticks = 100.0; // USER_HZ on Linux
+            println!(
+                "server pid {pid}: RSS {:.1} MiB ({:.1} KB per socket), CPU {:.1} s ({:.0}% of one core)",
+                rss as f64 / 1024.0,
+                rss as f64 * 1.024 / sockets as f64,
+                (cpu1 - cpu0) as f64 / ticks,
+                (cpu1 - cpu0) as f64 / ticks / window * 100.0
+            );
+        }
+    }
+    Ok(())
+}
