@@ -11,6 +11,7 @@ pub mod sanitize;
 pub mod session;
 pub mod tui;
 pub mod ui;
+pub mod viewer;
 pub mod words;
 
 #[cfg(test)]

@@ -54,7 +54,8 @@ enum Command {
         player: Option<String>,
     },
     /// Replay a game file (a TAMSK record or a network-server move list such as
-    /// `d1-d2/13 g1-f1/20`) and print the final board and the result.
+    /// `d1-d2/13 g1-f1/20`): on a terminal, step through it with the keys; otherwise (or
+    /// with --plain or --json) print the final board and the result.
     Replay(replay::Args),
 }
 
@@ -196,7 +197,11 @@ fn normalise_server(url: &str) -> String {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mode = match &cli.command {
-        Command::Replay(args) => return replay::main(args, cli.json),
+        Command::Replay(args) => {
+            // On a terminal: step through it; elsewhere (pipes, referees): the final board.
+            let interactive = !cli.plain && !cli.json && std::io::stdout().is_terminal();
+            return replay::main(args, cli.json, interactive);
+        }
         Command::Play(args) => match args.settings() {
             Ok(settings) => Mode::Play { settings },
             Err(e) => {

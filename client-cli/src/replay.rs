@@ -19,8 +19,9 @@ pub struct Args {
     pub file: PathBuf,
 }
 
-/// `json`: print one JSON object instead of the board.
-pub fn main(args: &Args, json: bool) -> ExitCode {
+/// `json`: print one JSON object instead of the board. `interactive`: step through the
+/// game full-screen instead of printing the final board.
+pub fn main(args: &Args, json: bool, interactive: bool) -> ExitCode {
     let name = args.file.display().to_string();
     let bytes = match read(&args.file) {
         Ok(bytes) => bytes,
@@ -43,6 +44,15 @@ pub fn main(args: &Args, json: bool) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
+    if interactive && !json {
+        return match crate::viewer::run(&name, &loaded) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("tamsk: cannot use the terminal ({e}): try --plain");
+                ExitCode::from(EXIT_IO)
+            }
+        };
+    }
     let out = if json {
         format!("{}\n", to_json(&loaded))
     } else {

@@ -175,7 +175,7 @@ pub fn sand_bar(left: u64, total: u64, width: usize) -> String {
 }
 
 /// One hourglass: where it is and its sand.
-fn glass_line(game: &Game, glass: Glass, now: u64) -> Line<'static> {
+pub fn glass_line(game: &Game, glass: Glass, now: u64) -> Line<'static> {
     let state = game.glass(glass);
     let place = state.square.map_or("off".to_string(), |s| s.to_string());
     let mut spans = vec![
@@ -281,7 +281,7 @@ fn seat_lines(view: &GameView, p: Player, app: &App, now: u64) -> Vec<Line<'stat
 }
 
 /// The 15-second timer (Level 3).
-fn neutral_line(game: &Game, now: u64) -> Option<Line<'static>> {
+pub fn neutral_line(game: &Game, now: u64) -> Option<Line<'static>> {
     if game.settings().level != protocol::Level::Three {
         return None;
     }

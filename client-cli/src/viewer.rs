@@ -1,0 +1,420 @@
+//! `tamsk replay FILE` on a terminal: step through a record with the keys, the board and
+//! the sand shown as they were at each instant.
+//!
+//! The state at instant `t` between entry `i` and entry `i + 1` is the game after entry
+//! `i`, advanced to `t` (so hourglasses die and timers run out on screen as they did).
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{self, Event as TermEvent, KeyCode, KeyEvent, KeyEventKind};
+use protocol::game::{Event, Game, Player};
+use protocol::notation::Notation;
+use protocol::record::{EntryKind, Loaded};
+use ratatui::layout::{Constraint, Layout};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::Frame;
+
+use crate::app::describe_settings;
+use crate::sanitize::clean;
+use crate::ui::{self, board};
+use crate::words;
+
+/// One entry of the record and the game after it.
+#[derive(Clone, Debug)]
+pub struct Step {
+    pub at_ms: u64,
+    /// The entry in words: "1.442  black  d7-e6".
+    pub text: String,
+    pub events: Vec<Event>,
+    pub game: Game,
+}
+
+/// The viewer's state.
+pub struct Viewer {
+    pub title: String,
+    /// Red's and Black's names, sanitised.
+    pub names: [String; 2],
+    /// `steps[0]` is the start (no entry).
+    pub steps: Vec<Step>,
+    /// The step shown.
+    pub pos: usize,
+    /// The instant shown: from the step's instant up to the next one's.
+    pub t_ms: u64,
+    /// Playing: (local instant, game instant at it, speed).
+    pub playing: Option<(Instant, u64, u32)>,
+    pub speed: u32,
+    pub quit: bool,
+}
+
+fn entry_text(kind: &EntryKind, events: &[Event]) -> String {
+    match kind {
+        EntryKind::Act { player, action } => format!("{:<5}  {}", player.name(), Notation(*action)),
+        EntryKind::Advance => {
+            let what: Vec<String> = events
+                .iter()
+                .filter(|e| !matches!(e, Event::TurnStarted { .. }))
+                .map(words::event)
+                .collect();
+            if what.is_empty() {
+                "time passes".into()
+            } else {
+                what.join("; ")
+            }
+        }
+        EntryKind::Abandon { player } => format!("{player} abandons"),
+        EntryKind::Abort { reason } => format!("aborted: {}", words::abort(reason)),
+    }
+}
+
+impl Viewer {
+    pub fn new(title: &str, loaded: &Loaded) -> Viewer {
+        let record = &loaded.file.record;
+        let mut steps = vec![Step {
+            at_ms: 0,
+            text: "start".into(),
+            events: Vec::new(),
+            game: Game::new(record.settings.clone()),
+        }];
+        for step in record.steps() {
+            // The record was checked when it was loaded.
+            let Ok(step) = step else { break };
+            steps.push(Step {
+                at_ms: step.entry.at_ms,
+                text: entry_text(&step.entry.kind, &step.events),
+                events: step.events,
+                game: step.game,
+            });
+        }
+        let names = [
+            clean(record.red.as_deref().unwrap_or("?")),
+            clean(record.black.as_deref().unwrap_or("?")),
+        ];
+        Viewer {
+            title: clean(title),
+            names,
+            steps,
+            pos: 0,
+            t_ms: 0,
+            playing: None,
+            speed: 1,
+            quit: false,
+        }
+    }
+
+    /// The last instant of the current step: the next entry's, or the end.
+    fn step_end(&self) -> u64 {
+        self.steps
+            .get(self.pos + 1)
+            .map_or(self.steps[self.pos].at_ms, |s| s.at_ms)
+    }
+
+    fn go(&mut self, pos: usize) {
+        self.pos = pos.min(self.steps.len() - 1);
+        self.t_ms = self.steps[self.pos].at_ms;
+    }
+
+    /// The game as it was at the instant shown.
+    pub fn game(&self) -> Game {
+        let mut g = self.steps[self.pos].game.clone();
+        if g.is_playing() {
+            g.advance(self.t_ms);
+        }
+        g
+    }
+
+    /// Moves the instant shown, rolling on to the next entries it reaches.
+    fn set_time(&mut self, t: u64) {
+        let last = self.steps.len() - 1;
+        while self.pos < last && t >= self.steps[self.pos + 1].at_ms {
+            self.pos += 1;
+        }
+        while self.pos > 0 && t < self.steps[self.pos].at_ms {
+            self.pos -= 1;
+        }
+        let end = if self.pos == last {
+            self.steps[last].at_ms
+        } else {
+            self.step_end()
+        };
+        self.t_ms = t.clamp(self.steps[self.pos].at_ms, end);
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, now: Instant) {
+        let last = self.steps.len() - 1;
+        match key.code {
+            KeyCode::Char('q') | KeyCode::Esc => self.quit = true,
+            KeyCode::Right | KeyCode::Char('l') | KeyCode::Char('n') => self.go(self.pos + 1),
+            KeyCode::Left | KeyCode::Char('h') | KeyCode::Char('p') => {
+                self.go(self.pos.saturating_sub(1))
+            }
+            KeyCode::Home | KeyCode::Char('g') => self.go(0),
+            KeyCode::End | KeyCode::Char('G') => self.go(last),
+            KeyCode::Up | KeyCode::Char('k') | KeyCode::Char('+') => {
+                self.set_time(self.t_ms + 1_000)
+            }
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Char('-') => {
+                self.set_time(self.t_ms.saturating_sub(1_000))
+            }
+            KeyCode::Char(' ') | KeyCode::Char('a') => {
+                self.playing = match self.playing {
+                    Some(_) => None,
+                    None => Some((now, self.t_ms, self.speed)),
+                };
+            }
+            KeyCode::Char('>') | KeyCode::Char('.') => {
+                self.set_speed((self.speed * 2).min(64), now)
+            }
+            KeyCode::Char('<') | KeyCode::Char(',') => self.set_speed((self.speed / 2).max(1), now),
+            _ => {}
+        }
+        if !matches!(key.code, KeyCode::Char(' ' | 'a' | '>' | '<' | '.' | ','))
+            && self.playing.is_some()
+        {
+            // Any other move pauses.
+            self.playing = None;
+        }
+    }
+
+    fn set_speed(&mut self, speed: u32, now: Instant) {
+        self.speed = speed;
+        if self.playing.is_some() {
+            self.playing = Some((now, self.t_ms, speed));
+        }
+    }
+
+    /// Plays on in real time (times the speed).
+    pub fn tick(&mut self, now: Instant) {
+        let Some((since, t0, speed)) = self.playing else {
+            return;
+        };
+        let t = t0 + now.saturating_duration_since(since).as_millis() as u64 * speed as u64;
+        self.set_time(t);
+        let last = self.steps.len() - 1;
+        if self.pos == last && self.t_ms >= self.steps[last].at_ms {
+            self.playing = None;
+        }
+    }
+}
+
+/// Draws the viewer.
+pub fn draw(frame: &mut Frame, v: &Viewer) {
+    let area = frame.area();
+    let [head, body, keys] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let game = v.game();
+    let now = v.t_ms;
+    let settings = describe_settings(game.settings());
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(
+                " TAMSK replay ",
+                Style::new().fg(Color::Black).bg(Color::Yellow),
+            ),
+            Span::raw(format!(
+                " {} · Red {} vs Black {} · {settings}",
+                v.title, v.names[0], v.names[1]
+            )),
+        ])),
+        head,
+    );
+    let playing = match v.playing {
+        Some(_) => format!("playing ×{}", v.speed),
+        None => "paused".into(),
+    };
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            format!(
+                "t = {} · entry {}/{} · {playing} · ←→ entries · ↑↓ ±1 s · space play · < > speed · g/G first/last · q quit",
+                words::seconds(now),
+                v.pos,
+                v.steps.len() - 1
+            ),
+            Style::new().fg(Color::DarkGray),
+        )),
+        keys,
+    );
+    let [left, right] =
+        Layout::horizontal([Constraint::Length(48), Constraint::Min(20)]).areas(body);
+    frame.render_widget(Paragraph::new(board(&game, now, &[])), left);
+    let mut panel: Vec<Line<'static>> = Vec::new();
+    for p in [Player::Black, Player::Red] {
+        let mut head = vec![
+            Span::styled(format!("{p}"), ui::player_style(p)),
+            Span::raw(" "),
+            Span::styled(v.names[p.index()].clone(), ui::player_text(p)),
+            Span::raw(format!(" · {} rings left", game.rings_left(p))),
+        ];
+        if game.is_playing() && game.turn() == p && !game.is_ending() {
+            head.push(Span::styled("  ◀ to move", Style::new().fg(Color::Yellow)));
+        }
+        panel.push(Line::from(head));
+        for g in p.glasses() {
+            panel.push(ui::glass_line(&game, g, now));
+        }
+        if p == Player::Black {
+            if let Some(l) = ui::neutral_line(&game, now) {
+                panel.push(l);
+            }
+        }
+    }
+    if let Some(result) = words::result(&game) {
+        panel.push(Line::styled(
+            result,
+            Style::new().add_modifier(Modifier::BOLD),
+        ));
+        if let Some(o) = game.outcome() {
+            for l in words::lineup(o) {
+                panel.push(Line::raw(format!("  {l}")));
+            }
+        }
+    }
+    let panel_height = panel.len() as u16 + 1;
+    let [top, list] =
+        Layout::vertical([Constraint::Length(panel_height), Constraint::Min(0)]).areas(right);
+    frame.render_widget(Paragraph::new(panel).wrap(Wrap { trim: false }), top);
+    // The entries around the current one, and what the current one did.
+    let h = list.height.saturating_sub(1) as usize;
+    let first = v.pos.saturating_sub(h / 2);
+    let lines: Vec<Line<'static>> = v
+        .steps
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(h)
+        .map(|(i, s)| {
+            let text = format!("{:>4} {:>8}  {}", i, words::seconds(s.at_ms), s.text);
+            if i == v.pos {
+                Line::styled(text, Style::new().fg(Color::Black).bg(Color::Yellow))
+            } else {
+                Line::raw(text)
+            }
+        })
+        .collect();
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::TOP).title(" Entries ")),
+        list,
+    );
+}
+
+/// Runs the viewer on the terminal until `q`.
+pub fn run(title: &str, loaded: &Loaded) -> std::io::Result<()> {
+    let mut viewer = Viewer::new(title, loaded);
+    let mut terminal = ratatui::try_init()?;
+    let result = (|| -> std::io::Result<()> {
+        while !viewer.quit {
+            let now = Instant::now();
+            viewer.tick(now);
+            terminal.draw(|f| draw(f, &viewer))?;
+            if event::poll(Duration::from_millis(50))? {
+                if let TermEvent::Key(k) = event::read()? {
+                    if k.kind != KeyEventKind::Release {
+                        viewer.on_key(k, Instant::now());
+                    }
+                }
+            }
+        }
+        Ok(())
+    })();
+    ratatui::restore();
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{ch, key};
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    fn tiebreak() -> Viewer {
+        let loaded = protocol::record::load(include_str!(
+            "../../docs/examples/level3-blitz-tiebreak.tamsk"
+        ))
+        .unwrap();
+        Viewer::new("tiebreak.tamsk", &loaded)
+    }
+
+    fn screen(v: &Viewer) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(110, 36)).unwrap();
+        terminal.draw(|f| draw(f, v)).unwrap();
+        format!("{}", terminal.backend())
+    }
+
+    #[test]
+    fn keys_step_through_the_entries() {
+        let t0 = Instant::now();
+        let mut v = tiebreak();
+        assert_eq!(v.pos, 0);
+        assert_eq!(v.game(), Game::new(v.steps[0].game.settings().clone()));
+        // Entry 1: Black flips at 0.795.
+        v.on_key(key(KeyCode::Right), t0);
+        assert_eq!((v.pos, v.t_ms), (1, 795));
+        assert!(v.steps[1].text.contains("flip"), "{}", v.steps[1].text);
+        v.on_key(key(KeyCode::Right), t0);
+        assert_eq!(v.steps[2].text, "black  d7-e6");
+        assert_eq!(
+            v.game().occupant("e6".parse().unwrap()).unwrap().label(),
+            'C'
+        );
+        v.on_key(key(KeyCode::Left), t0);
+        assert_eq!(v.pos, 1);
+        v.on_key(key(KeyCode::End), t0);
+        assert_eq!(v.pos, v.steps.len() - 1);
+        assert!(v.game().outcome().is_some(), "the end is the result");
+        v.on_key(key(KeyCode::Home), t0);
+        assert_eq!((v.pos, v.t_ms), (0, 0));
+        v.on_key(ch('q'), t0);
+        assert!(v.quit);
+    }
+
+    #[test]
+    fn the_sand_is_shown_as_it_was_at_each_instant() {
+        let t0 = Instant::now();
+        let mut v = tiebreak();
+        // d7-e6 at 1.442: C flipped with 3 s of sand.
+        v.go(2);
+        let c = protocol::Glass::from_label('C').unwrap();
+        assert_eq!(v.game().glass(c).remaining(v.t_ms), 3_000);
+        // Up: one second later, still before the next entry (1.508)? No: the next entry
+        // comes first, so time rolls on into it.
+        v.on_key(key(KeyCode::Up), t0);
+        assert!(v.pos > 2, "rolled on past d1-e1 at 1.508");
+        assert_eq!(v.t_ms, v.steps[v.pos].at_ms.max(v.t_ms));
+        let left = v.game().glass(c).remaining(v.t_ms);
+        assert_eq!(left, 3_000 - (v.t_ms - 1_442));
+        // Playing at ×4 from here: 250 ms of real time is one second of the game.
+        let (pos, t) = (v.pos, v.t_ms);
+        v.on_key(ch('>'), t0);
+        v.on_key(ch('>'), t0);
+        v.on_key(ch(' '), t0);
+        v.tick(t0 + Duration::from_millis(250));
+        assert_eq!(v.t_ms, t + 1_000);
+        assert!(v.pos >= pos);
+        v.on_key(ch(' '), t0);
+        assert!(v.playing.is_none());
+    }
+
+    #[test]
+    fn the_screen_shows_the_board_the_sand_and_the_entries() {
+        let mut v = tiebreak();
+        v.go(5);
+        let text = screen(&v);
+        assert!(text.contains("TAMSK replay"), "{text}");
+        assert!(
+            text.contains("Red random bot 20a vs Black random bot 20b"),
+            "{text}"
+        );
+        assert!(text.contains("black  g1-f2"), "{text}");
+        assert!(text.contains("entry 5/"), "{text}");
+        v.on_key(key(KeyCode::End), Instant::now());
+        let text = screen(&v);
+        assert!(text.contains("Red wins: neither player can move"), "{text}");
+        assert!(text.contains("<- decides"), "{text}");
+    }
+}
