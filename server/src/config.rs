@@ -1,6 +1,7 @@
 //! Server settings: limits and timings. Everything has a production default; tests use
 //! short ones.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Limits and timings of a server.
@@ -41,6 +42,11 @@ pub struct Config {
     pub socket_send_buffer: Option<usize>,
     /// Websocket write buffer of each connection.
     pub ws_write_buffer: usize,
+    /// The SQLite database file (created on first run); `None`: a private in-memory
+    /// database that goes with the process.
+    pub db_path: Option<PathBuf>,
+    /// How long a game task waits for its end to be stored before announcing it anyway.
+    pub store_ack_timeout: Duration,
 }
 
 impl Default for Config {
@@ -62,6 +68,8 @@ impl Default for Config {
             idle_timeout: Duration::from_secs(30),
             socket_send_buffer: Some(32 * 1024),
             ws_write_buffer: 8 * 1024,
+            db_path: None,
+            store_ack_timeout: Duration::from_secs(5),
         }
     }
 }

@@ -195,7 +195,7 @@ impl Conn {
                         Some(Ok(msg)) => {
                             last_heard = received;
                             match msg {
-                                Message::Text(text) => self.text(text.as_str(), received),
+                                Message::Text(text) => self.text(text.as_str(), received).await,
                                 Message::Binary(_) => {
                                     self.error("binary_frame", "frames must be JSON text", None)
                                 }
@@ -218,7 +218,7 @@ impl Conn {
         });
     }
 
-    fn text(&mut self, text: &str, received: Instant) {
+    async fn text(&mut self, text: &str, received: Instant) {
         let max = self.hub.config.max_frame_bytes;
         let verdict = if text.len() > max {
             match self.limiter.strike() {
@@ -264,12 +264,12 @@ impl Conn {
             }
         }
         match parse(text) {
-            Ok(msg) => self.handle(msg, received),
+            Ok(msg) => self.handle(msg, received).await,
             Err((code, message)) => self.error(code, message, None),
         }
     }
 
-    fn handle(&mut self, msg: ClientMessage, received: Instant) {
+    async fn handle(&mut self, msg: ClientMessage, received: Instant) {
         let me = match (&msg, &self.me) {
             (ClientMessage::Hello { .. }, _) => None,
             (ClientMessage::Ping { .. } | ClientMessage::Pong { .. }, _) => None,
@@ -288,7 +288,7 @@ impl Conn {
                 version,
                 name,
                 token,
-            } => self.hello(version, name, token),
+            } => self.hello(version, name, token).await,
             ClientMessage::Ping { client_ms } => self.send(&ServerMessage::Pong {
                 client_ms,
                 server_ms: unix_ms(),
@@ -385,7 +385,7 @@ impl Conn {
         }
     }
 
-    fn hello(&mut self, version: u32, name: Option<String>, token: Option<String>) {
+    async fn hello(&mut self, version: u32, name: Option<String>, token: Option<String>) {
         if version != PROTOCOL_VERSION {
             self.error(
                 "unsupported_version",
@@ -399,9 +399,18 @@ impl Conn {
             return;
         }
         let (token, player) = match (token, name) {
-            (Some(token), _) => match self.hub.player_by_token(&token) {
-                Some(p) => (token, p),
-                None => {
+            (Some(token), _) => match self.hub.player_by_token(&token).await {
+                Ok(Some(p)) => (token, p),
+                Err(e) => {
+                    tracing::error!(error = %e, "player lookup failed");
+                    self.error(
+                        "storage_unavailable",
+                        "players cannot be looked up right now: try again",
+                        None,
+                    );
+                    return;
+                }
+                Ok(None) => {
                     self.error(
                         "unknown_token",
                         "no player has this token: say hello with a name to get a new one",
@@ -415,7 +424,17 @@ impl Conn {
                     self.error("bad_name", why, None);
                     return;
                 }
-                self.hub.register(name)
+                match self.hub.register(name).await {
+                    Some(registered) => registered,
+                    None => {
+                        self.error(
+                            "storage_unavailable",
+                            "new players cannot be stored right now: try again",
+                            None,
+                        );
+                        return;
+                    }
+                }
             }
             (None, None) => {
                 self.error(

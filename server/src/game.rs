@@ -4,6 +4,8 @@
 //! serialised once and handed to each subscriber's bounded queue with `try_send`.
 
 use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::ws::Utf8Bytes;
@@ -17,7 +19,9 @@ use protocol::wire::{
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Duration, Instant};
 
+use crate::connection::unix_ms;
 use crate::hub::{encode, GameHandle, Hub, Peer, PlayerRec, Seeker};
+use crate::store::{GameEnd, GameStart, Write};
 
 /// What a connection asks of a game.
 pub enum GameCmd {
@@ -71,6 +75,20 @@ struct GameTask {
     summary: Arc<Mutex<GameSummary>>,
     /// Once the game is over: when it stops being listed.
     linger_until: Option<Instant>,
+    /// Who played what, for the store.
+    start_info: GameStart,
+    /// Every entry so far: the record.
+    entries: Vec<Entry>,
+    /// The end was handed to the store.
+    stored: bool,
+    /// Until the store says the ended game is on disk: nothing goes out (frames wait in
+    /// `held`) and commands wait in `deferred`, so that no one learns of the end of a game
+    /// that a crash could still lose.
+    durable: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    held: Vec<Utf8Bytes>,
+    deferred: VecDeque<GameCmd>,
+    /// Shutting down: stop once the end is stored and announced.
+    stopping: bool,
 }
 
 /// Creates a game for two seekers (`[red, black]`), registers it and starts its task.
@@ -79,6 +97,14 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
     let [red, black] = seekers;
     let seats = [red.player.clone(), black.player.clone()];
     let game = Game::new(settings.clone());
+    let start_info = GameStart {
+        id,
+        red: player_ref(&seats[0]),
+        black: player_ref(&seats[1]),
+        settings: settings.clone(),
+        started_ms: unix_ms(),
+    };
+    hub.store.submit(Write::GameStarted(start_info.clone()));
     let summary = Arc::new(Mutex::new(GameSummary {
         game: id,
         level: settings.level,
@@ -110,6 +136,13 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         away: [None; 2],
         summary,
         linger_until: None,
+        start_info,
+        entries: Vec::new(),
+        stored: false,
+        durable: None,
+        held: Vec::new(),
+        deferred: VecDeque::new(),
+        stopping: false,
     };
     for (seat, seeker) in [(Player::Red, red), (Player::Black, black)] {
         task.subs.push(Sub {
@@ -147,7 +180,27 @@ impl GameTask {
         // Set when an overdue deadline changed nothing (it should not happen): then wait
         // a little instead of spinning.
         let mut stalled = false;
+        let mut commands_open = true;
         loop {
+            // The end is being stored: hold everything back until it is on disk.
+            if let Some(durable) = self.durable.as_mut() {
+                tokio::select! {
+                    biased;
+                    _ = durable => self.release(),
+                    cmd = rx.recv(), if commands_open => match cmd {
+                        Some(cmd) => self.deferred.push_back(cmd),
+                        None => commands_open = false,
+                    },
+                }
+                continue;
+            }
+            if self.stopping || !commands_open {
+                break;
+            }
+            if let Some(cmd) = self.deferred.pop_front() {
+                self.handle(cmd);
+                continue;
+            }
             let wake = self.next_wake();
             // An overdue deadline goes before any queued command, so a busy game still
             // announces everything at (or right after) its instant.
@@ -176,7 +229,7 @@ impl GameTask {
                         let events = self.game.abort(AbortReason::Shutdown, now);
                         self.publish_play(now, EntryKind::Abort { reason: AbortReason::Shutdown }, events);
                     }
-                    break;
+                    self.stopping = true;
                 }
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.handle(cmd),
@@ -187,6 +240,45 @@ impl GameTask {
         }
         self.hub.games.remove(&self.id);
         tracing::info!(game = self.id, "game closed");
+    }
+
+    /// The end is on disk (or the store did not answer in time): announce it.
+    fn release(&mut self) {
+        self.durable = None;
+        for text in std::mem::take(&mut self.held) {
+            self.fan_out(&text);
+        }
+        self.refresh_summary();
+        self.away = [None; 2];
+        self.linger_until = Some(Instant::now() + self.hub.config.linger);
+    }
+
+    /// Hands the ended game to the store; its announcement waits for the answer.
+    fn store_end(&mut self) {
+        self.stored = true;
+        let ended_ms = self.start_info.started_ms + self.game.now();
+        let end = GameEnd::of(
+            self.start_info.clone(),
+            &self.game,
+            self.entries.clone(),
+            ended_ms,
+            None,
+        );
+        let (ack, stored) = tokio::sync::oneshot::channel();
+        self.hub
+            .store
+            .submit(Write::GameEnded(Box::new(end), Some(ack)));
+        let timeout = self.hub.config.store_ack_timeout;
+        let id = self.id;
+        self.durable = Some(Box::pin(async move {
+            match tokio::time::timeout(timeout, stored).await {
+                Ok(Ok(true)) => tracing::debug!(game = id, "game stored"),
+                Ok(_) => tracing::error!(game = id, "the store failed to keep a game"),
+                Err(_) => {
+                    tracing::error!(game = id, "the store is late: announcing the end anyway")
+                }
+            }
+        }));
     }
 
     /// Game time now, never before the engine's own instant.
@@ -492,25 +584,32 @@ impl GameTask {
     }
 
     fn publish_play(&mut self, at_ms: u64, kind: EntryKind, events: Vec<protocol::Event>) {
-        self.publish(Change::Play {
-            entry: Entry { at_ms, kind },
-            events,
+        let entry = Entry { at_ms, kind };
+        self.hub.store.submit(Write::Entry {
+            game: self.id,
+            idx: self.entries.len() as u64,
+            entry: entry.clone(),
         });
+        self.entries.push(entry.clone());
+        if !self.game.is_playing() && !self.stored {
+            tracing::info!(game = self.id, "game over: storing it");
+            self.store_end();
+        }
+        self.publish(Change::Play { entry, events });
+        if self.durable.is_none() {
+            self.refresh_summary();
+        }
+    }
+
+    fn refresh_summary(&mut self) {
         let state = match self.game.status() {
             Status::Playing => "playing",
             Status::Finished { .. } => "finished",
             Status::Aborted { .. } => "aborted",
         };
-        {
-            let mut summary = self.summary.lock().expect("summary lock");
-            summary.move_count = self.game.move_count();
-            summary.state = state.into();
-        }
-        if !self.game.is_playing() && self.linger_until.is_none() {
-            tracing::info!(game = self.id, state, "game over");
-            self.away = [None; 2];
-            self.linger_until = Some(Instant::now() + self.hub.config.linger);
-        }
+        let mut summary = self.summary.lock().expect("summary lock");
+        summary.move_count = self.game.move_count();
+        summary.state = state.into();
     }
 
     /// Numbers a change, keeps it for reconnects and sends it to everyone.
@@ -527,7 +626,11 @@ impl GameTask {
             self.history.pop_front();
         }
         self.history.push_back((self.seq, text.clone()));
-        self.fan_out(&text);
+        if self.durable.is_some() {
+            self.held.push(text);
+        } else {
+            self.fan_out(&text);
+        }
     }
 
     /// Hands a frame to every subscriber; those who are gone or too slow are dropped.
@@ -584,7 +687,16 @@ mod tests {
         let (_stop_games_tx, stop_games) = watch::channel(false);
         let (games_alive, _) = mpsc::channel(1);
         let (alive, _) = mpsc::channel(1);
-        let hub = Arc::new(Hub::new(config, stop, stop_games, games_alive, alive));
+        let store = crate::store::Store::detached();
+        let hub = Arc::new(Hub::new(
+            config,
+            store,
+            1,
+            stop,
+            stop_games,
+            games_alive,
+            alive,
+        ));
         std::mem::forget((_stop_tx, _stop_games_tx));
         let mut seats = Vec::new();
         let mut game = None;
@@ -595,7 +707,7 @@ mod tests {
                 tx,
                 kill: Arc::new(Kill::default()),
             };
-            let (_, player) = hub.register(name.into());
+            let (_, player) = hub.register(name.into()).await.expect("registered");
             let seeker = Seeker {
                 player: player.clone(),
                 peer: peer.clone(),

@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, watch, Notify};
 use crate::config::Config;
 use crate::game::{self, GameCmd};
 use crate::limits::ConnCounter;
+use crate::store::{token_hash, PlayerRow, Store};
 
 /// A registered player.
 #[derive(Debug)]
@@ -123,7 +124,9 @@ pub enum SeekResult {
 
 pub struct Hub {
     pub config: Config,
-    /// By secret token.
+    pub store: Store,
+    /// By the hash of their secret token: players seen since the start (the others are
+    /// in the store).
     players: DashMap<String, Arc<PlayerRec>>,
     pub games: DashMap<GameId, GameHandle>,
     lobby: Mutex<HashMap<Settings, Seeker>>,
@@ -141,8 +144,11 @@ pub struct Hub {
 }
 
 impl Hub {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         config: Config,
+        store: Store,
+        first_game: GameId,
         shutdown: watch::Receiver<bool>,
         stop_games: watch::Receiver<bool>,
         games_alive: mpsc::Sender<()>,
@@ -152,10 +158,11 @@ impl Hub {
             stop_games,
             games_alive: Mutex::new(Some(games_alive)),
             config,
+            store,
             players: DashMap::new(),
             games: DashMap::new(),
             lobby: Mutex::new(HashMap::new()),
-            next_game: AtomicU64::new(1),
+            next_game: AtomicU64::new(first_game.max(1)),
             next_conn: AtomicU64::new(1),
             conns: Arc::new(ConnCounter::default()),
             shutdown,
@@ -181,19 +188,49 @@ impl Hub {
         *self.stop_games.borrow()
     }
 
-    /// Registers a new player under a fresh secret token.
-    pub fn register(&self, name: String) -> (String, Arc<PlayerRec>) {
+    /// Registers a new player under a fresh secret token, once he is stored; `None` if
+    /// the store failed.
+    pub async fn register(&self, name: String) -> Option<(String, Arc<PlayerRec>)> {
         let token = uuid::Uuid::new_v4().simple().to_string();
+        let hash = token_hash(&token);
         let player = Arc::new(PlayerRec {
             id: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
             name,
         });
-        self.players.insert(token.clone(), player.clone());
-        (token, player)
+        let row = PlayerRow {
+            id: player.id.clone(),
+            name: player.name.clone(),
+            token_hash: hash.clone(),
+            created_ms: crate::connection::unix_ms(),
+            is_bot: false,
+        };
+        if !self.store.add_player(row).await {
+            return None;
+        }
+        self.players.insert(hash, player.clone());
+        Some((token, player))
     }
 
-    pub fn player_by_token(&self, token: &str) -> Option<Arc<PlayerRec>> {
-        self.players.get(token).map(|p| p.clone())
+    /// The player with this token: seen since the start, or stored.
+    pub async fn player_by_token(&self, token: &str) -> anyhow::Result<Option<Arc<PlayerRec>>> {
+        let hash = token_hash(token);
+        if let Some(p) = self.players.get(&hash) {
+            return Ok(Some(p.clone()));
+        }
+        let Some(row) = self.store.player_by_token_hash(&hash).await? else {
+            return Ok(None);
+        };
+        let player = self
+            .players
+            .entry(hash)
+            .or_insert_with(|| {
+                Arc::new(PlayerRec {
+                    id: row.id,
+                    name: row.name,
+                })
+            })
+            .clone();
+        Ok(Some(player))
     }
 
     /// Live games in which `player_id` has a seat.

@@ -1,7 +1,8 @@
 //! TAMSK online: the authoritative real-time websocket server.
 //!
 //! [`run`] serves one listener until `shutdown` completes: the websocket at `/ws` and
-//! plain HTTP beside it (`/healthz`). Each live game is one task owning its engine and
+//! plain HTTP beside it (`/healthz`, `/games`). Finished and aborted games and players are
+//! stored in SQLite ([`store`]). Each live game is one task owning its engine and
 //! clocks ([`game`]); each connection is one reading task plus one writing task with a
 //! bounded queue between them ([`connection`]); [`hub`] is what they share.
 
@@ -11,6 +12,7 @@ pub mod game;
 pub mod http;
 pub mod hub;
 pub mod limits;
+pub mod store;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -29,12 +31,26 @@ pub async fn run(listener: TcpListener, shutdown: impl Future<Output = ()> + Sen
 }
 
 /// Serves with `config` until `shutdown` completes; then aborts live games, closes every
-/// connection and returns once their tasks have ended (or after a few seconds).
+/// connection and returns once their tasks have ended (or after a few seconds). A
+/// database that cannot be opened is logged and nothing is served: see [`try_run_with`].
 pub async fn run_with(
     listener: TcpListener,
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
+    if let Err(e) = try_run_with(listener, config, shutdown).await {
+        tracing::error!(error = %e, "server not started");
+    }
+}
+
+/// [`run_with`], failing when the database cannot be opened or migrated.
+pub async fn try_run_with(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let store = store::Store::open(config.db_path.as_deref()).await?;
+    let first_game = store.last_game_id().await? + 1;
     let (stop_tx, stop_rx) = watch::channel(false);
     let (stop_games_tx, stop_games_rx) = watch::channel(false);
     let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
@@ -42,6 +58,8 @@ pub async fn run_with(
     let send_buffer = config.socket_send_buffer;
     let hub = Arc::new(hub::Hub::new(
         config,
+        store.clone(),
+        first_game,
         stop_rx,
         stop_games_rx,
         games_alive_tx,
@@ -77,4 +95,8 @@ pub async fn run_with(
     }
     drop(hub);
     let _ = tokio::time::timeout(Duration::from_secs(5), alive_rx.recv()).await;
+    // Everything the games queued (their ends, aborted ones included) is on disk.
+    store.flush().await;
+    tracing::info!("stopped");
+    Ok(())
 }

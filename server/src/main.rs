@@ -1,6 +1,7 @@
 //! `tamsk-server`: the live TAMSK server.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
@@ -14,6 +15,9 @@ struct Args {
     /// Address to listen on; the websocket is at /ws, health at /healthz.
     #[arg(long, env = "TAMSK_LISTEN", default_value = "127.0.0.1:7878")]
     listen: SocketAddr,
+    /// The SQLite database file: players and stored games. Created on first run.
+    #[arg(long, env = "TAMSK_DB", default_value = "tamsk.db")]
+    db: PathBuf,
     /// Structured (JSON) logs. Log level from RUST_LOG (default info).
     #[arg(
         long,
@@ -76,11 +80,11 @@ async fn main() -> anyhow::Result<()> {
         idle_timeout: defaults
             .idle_timeout
             .max(Duration::from_millis(args.ping_interval_ms * 3)),
+        db_path: Some(args.db),
         ..defaults
     };
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
-    server::run_with(listener, config, shutdown_signal()).await;
-    Ok(())
+    server::try_run_with(listener, config, shutdown_signal()).await
 }
 
 async fn shutdown_signal() {

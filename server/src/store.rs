@@ -1,0 +1,656 @@
+//! Storage: players and games, in SQLite through sqlx (migrations in `server/migrations`,
+//! written in SQL that PostgreSQL also reads).
+//!
+//! One writer task owns every write. Others hand it [`Write`]s through a bounded queue and
+//! never wait for the database: [`Store::submit`] returns at once (when the queue is full,
+//! a small task waits for room instead of the caller). The writer takes whatever is
+//! queued, writes it in one transaction and then answers the acknowledgements, so a game
+//! task can announce its end only once the game is on disk.
+//!
+//! The entries of live games are written as they happen; a game cut off by a crash is
+//! stored as aborted (reason `crash`) with its record at the next start ([`Store::open`]).
+
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use protocol::game::{AbortReason, Game, Player, Status};
+use protocol::record::{Entry, EntryKind, Record, RecordFile};
+use protocol::settings::Settings;
+use protocol::wire::{GameId, PlayerRef};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Row, Sqlite, Transaction};
+use tokio::sync::{mpsc, oneshot};
+
+/// Writes waiting for the writer task.
+pub const WRITE_QUEUE: usize = 1024;
+/// Most writes in one transaction.
+const BATCH: usize = 256;
+
+/// The SHA-256 of a secret token, hex: what the players table keeps.
+pub fn token_hash(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A player as stored.
+#[derive(Clone, Debug)]
+pub struct PlayerRow {
+    pub id: String,
+    pub name: String,
+    pub token_hash: String,
+    pub created_ms: u64,
+    pub is_bot: bool,
+}
+
+/// A game that has just started.
+#[derive(Clone, Debug)]
+pub struct GameStart {
+    pub id: GameId,
+    pub red: PlayerRef,
+    pub black: PlayerRef,
+    pub settings: Settings,
+    pub started_ms: u64,
+}
+
+/// A game that is over (finished or aborted), with its whole record.
+#[derive(Clone, Debug)]
+pub struct GameEnd {
+    pub start: GameStart,
+    /// `finished` or `aborted`.
+    pub state: &'static str,
+    pub winner: Option<Player>,
+    pub reason: String,
+    pub result: String,
+    pub move_count: u32,
+    pub ended_ms: u64,
+    pub record: RecordFile,
+}
+
+impl GameEnd {
+    /// What a game that is over comes to. `reason_override` replaces the engine's reason
+    /// (a crash is stored as the abort of the record, reason `crash`).
+    pub fn of(
+        start: GameStart,
+        game: &Game,
+        entries: Vec<Entry>,
+        ended_ms: u64,
+        reason_override: Option<&str>,
+    ) -> GameEnd {
+        let (state, winner, reason) = match game.status() {
+            Status::Finished { outcome } => (
+                "finished",
+                outcome.winner,
+                tag_of(&outcome.reason).unwrap_or_else(|| "unknown".into()),
+            ),
+            Status::Aborted { reason, .. } => (
+                "aborted",
+                None,
+                tag_of(reason).unwrap_or_else(|| "unknown".into()),
+            ),
+            Status::Playing => ("aborted", None, "unknown".into()),
+        };
+        let reason = reason_override.map_or(reason, str::to_string);
+        let mut result = protocol::record::describe_state(game);
+        if reason_override == Some("crash") {
+            result = "aborted: the server stopped before the game ended".into();
+        }
+        let record = Record {
+            settings: start.settings.clone(),
+            red: Some(start.red.name.clone()),
+            black: Some(start.black.name.clone()),
+            entries,
+            end_ms: None,
+        };
+        let tags = vec![
+            ("game".to_string(), start.id.to_string()),
+            ("red_id".to_string(), start.red.player_id.clone()),
+            ("black_id".to_string(), start.black.player_id.clone()),
+            ("started_ms".to_string(), start.started_ms.to_string()),
+            ("ended_ms".to_string(), ended_ms.to_string()),
+            ("reason".to_string(), reason.clone()),
+        ];
+        GameEnd {
+            state,
+            winner,
+            reason,
+            result,
+            move_count: game.move_count(),
+            ended_ms,
+            record: RecordFile { record, tags },
+            start,
+        }
+    }
+}
+
+/// The `type` tag of a serde-tagged enum value (`no_moves`, `shutdown`, ...).
+fn tag_of(value: &impl Serialize) -> Option<String> {
+    serde_json::to_value(value)
+        .ok()?
+        .get("type")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// A stored game as `GET /games` shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct StoredGame {
+    pub id: GameId,
+    pub red: PlayerRef,
+    pub black: PlayerRef,
+    pub level: u8,
+    pub settings: serde_json::Value,
+    pub state: String,
+    pub winner: Option<String>,
+    pub reason: Option<String>,
+    pub result: Option<String>,
+    pub move_count: u64,
+    pub started_ms: u64,
+    pub ended_ms: Option<u64>,
+}
+
+/// A stored game with its record.
+#[derive(Clone, Debug, Serialize)]
+pub struct StoredRecord {
+    #[serde(flatten)]
+    pub game: StoredGame,
+    /// The record as JSON (`protocol::record::Record`).
+    pub record: serde_json::Value,
+    /// The record in the text format of docs/RECORDS.md.
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// One write for the writer task.
+pub enum Write {
+    /// A new player; `ack` answers whether it is on disk.
+    Player(PlayerRow, Option<oneshot::Sender<bool>>),
+    GameStarted(GameStart),
+    /// Entry number `idx` (0-based) of a live game.
+    Entry {
+        game: GameId,
+        idx: u64,
+        entry: Entry,
+    },
+    /// A game is over; `ack` answers once it is on disk (true) or could not be written.
+    GameEnded(Box<GameEnd>, Option<oneshot::Sender<bool>>),
+    /// Answers once everything queued before it was written.
+    Flush(oneshot::Sender<()>),
+}
+
+/// Counters of the store, for `/metrics`.
+#[derive(Default)]
+pub struct StoreStats {
+    pub writes: AtomicU64,
+    pub write_errors: AtomicU64,
+    pub queue_full: AtomicU64,
+    pub games_stored: AtomicU64,
+}
+
+/// The handle everyone shares.
+#[derive(Clone)]
+pub struct Store {
+    tx: mpsc::Sender<Write>,
+    pool: Option<SqlitePool>,
+    pub stats: Arc<StoreStats>,
+}
+
+impl Store {
+    /// Opens (creating it on first run) the database file at `path`, or a private
+    /// in-memory database when `path` is `None`; runs the migrations, stores the games a
+    /// crash cut off, and starts the writer task.
+    pub async fn open(path: Option<&Path>) -> anyhow::Result<Store> {
+        let pool = match path {
+            Some(path) => {
+                let options = SqliteConnectOptions::new()
+                    .filename(path)
+                    .create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    // With WAL, every commit survives a crash of the process.
+                    .synchronous(SqliteSynchronous::Normal)
+                    .busy_timeout(Duration::from_secs(5))
+                    .foreign_keys(true);
+                SqlitePoolOptions::new()
+                    .max_connections(4)
+                    .connect_with(options)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("cannot open database {}: {e}", path.display()))?
+            }
+            None => {
+                // One connection: every connection to ":memory:" is a database of its own.
+                let options = SqliteConnectOptions::from_str("sqlite::memory:")?;
+                SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .min_connections(1)
+                    .idle_timeout(None)
+                    .max_lifetime(None)
+                    .connect_with(options)
+                    .await?
+            }
+        };
+        sqlx::migrate!("./migrations")
+            .run(&pool)
+            .await
+            .map_err(|e| anyhow::anyhow!("database migration failed: {e}"))?;
+        let recovered = recover(&pool).await?;
+        if recovered > 0 {
+            tracing::warn!(
+                games = recovered,
+                "stored games cut off by a crash as aborted"
+            );
+        }
+        let (tx, rx) = mpsc::channel(WRITE_QUEUE);
+        let stats = Arc::new(StoreStats::default());
+        tokio::spawn(writer(pool.clone(), rx, stats.clone()));
+        Ok(Store {
+            tx,
+            pool: Some(pool),
+            stats,
+        })
+    }
+
+    /// A store that keeps nothing and acknowledges every write at once (tests of timing
+    /// on a paused clock, where a database thread would let the clock run away).
+    pub fn detached() -> Store {
+        let (tx, mut rx) = mpsc::channel::<Write>(WRITE_QUEUE);
+        tokio::spawn(async move {
+            while let Some(w) = rx.recv().await {
+                match w {
+                    Write::Player(_, Some(ack)) | Write::GameEnded(_, Some(ack)) => {
+                        let _ = ack.send(true);
+                    }
+                    Write::Flush(ack) => {
+                        let _ = ack.send(());
+                    }
+                    _ => {}
+                }
+            }
+        });
+        Store {
+            tx,
+            pool: None,
+            stats: Arc::default(),
+        }
+    }
+
+    /// Queues a write without ever waiting: when the queue is full, a small task waits
+    /// for room, so nothing is lost.
+    pub fn submit(&self, write: Write) {
+        match self.tx.try_send(write) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Full(write)) => {
+                self.stats.queue_full.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("store queue full: a task waits for room");
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    if tx.send(write).await.is_err() {
+                        tracing::error!("store writer gone: a write is lost");
+                    }
+                });
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                tracing::error!("store writer gone: a write is lost");
+            }
+        }
+    }
+
+    /// Waits until everything queued so far is written.
+    pub async fn flush(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.tx.send(Write::Flush(tx)).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    /// Writes waiting for the writer.
+    pub fn queued(&self) -> usize {
+        self.tx.max_capacity() - self.tx.capacity()
+    }
+
+    /// Stores a new player and waits until it is on disk (for a connection, never a game).
+    pub async fn add_player(&self, row: PlayerRow) -> bool {
+        let (tx, rx) = oneshot::channel();
+        self.submit(Write::Player(row, Some(tx)));
+        rx.await.unwrap_or(false)
+    }
+
+    /// The player with this token hash.
+    pub async fn player_by_token_hash(&self, hash: &str) -> anyhow::Result<Option<PlayerRow>> {
+        let Some(pool) = &self.pool else {
+            return Ok(None);
+        };
+        let row = sqlx::query(
+            "SELECT id, name, token_hash, created_ms, is_bot FROM players WHERE token_hash = $1",
+        )
+        .bind(hash)
+        .fetch_optional(pool)
+        .await?;
+        Ok(row.map(|r| PlayerRow {
+            id: r.get("id"),
+            name: r.get("name"),
+            token_hash: r.get("token_hash"),
+            created_ms: r.get::<i64, _>("created_ms") as u64,
+            is_bot: r.get::<i64, _>("is_bot") != 0,
+        }))
+    }
+
+    /// The highest game id ever given (stored or cut off), 0 for a new database.
+    pub async fn last_game_id(&self) -> anyhow::Result<GameId> {
+        let Some(pool) = &self.pool else {
+            return Ok(0);
+        };
+        let max: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM games")
+            .fetch_one(pool)
+            .await?;
+        Ok(max.unwrap_or(0).max(0) as GameId)
+    }
+
+    /// Stored (finished or aborted) games, newest first: those of the player with this
+    /// name if given, with an id below `before` if given.
+    pub async fn recent_games(
+        &self,
+        player: Option<&str>,
+        before: Option<GameId>,
+        limit: usize,
+    ) -> anyhow::Result<Vec<StoredGame>> {
+        let Some(pool) = &self.pool else {
+            return Ok(Vec::new());
+        };
+        let rows = sqlx::query(&format!(
+            "SELECT {GAME_COLUMNS} FROM games \
+             WHERE state <> 'playing' AND ($1 IS NULL OR red_name = $1 OR black_name = $1) \
+             AND id < $2 ORDER BY id DESC LIMIT $3"
+        ))
+        .bind(player)
+        .bind(before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64))
+        .bind(limit as i64)
+        .fetch_all(pool)
+        .await?;
+        rows.iter().map(stored_game).collect()
+    }
+
+    /// A stored game with its record; `None` if there is none (or it is still live).
+    pub async fn game(&self, id: GameId) -> anyhow::Result<Option<StoredRecord>> {
+        let Some(pool) = &self.pool else {
+            return Ok(None);
+        };
+        let Ok(id) = i64::try_from(id) else {
+            return Ok(None);
+        };
+        let row = sqlx::query(&format!(
+            "SELECT {GAME_COLUMNS}, record_json, record_text FROM games \
+             WHERE id = $1 AND state <> 'playing'"
+        ))
+        .bind(id)
+        .fetch_optional(pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let game = stored_game(&row)?;
+        let json: Option<String> = row.get("record_json");
+        let text: Option<String> = row.get("record_text");
+        Ok(Some(StoredRecord {
+            game,
+            record: match json {
+                Some(j) => serde_json::from_str(&j)?,
+                None => serde_json::Value::Null,
+            },
+            text: text.unwrap_or_default(),
+        }))
+    }
+}
+
+const GAME_COLUMNS: &str = "id, red_id, red_name, black_id, black_name, level, settings, state, \
+     winner, reason, result, move_count, started_ms, ended_ms";
+
+fn stored_game(r: &sqlx::sqlite::SqliteRow) -> anyhow::Result<StoredGame> {
+    let settings: String = r.get("settings");
+    Ok(StoredGame {
+        id: r.get::<i64, _>("id") as GameId,
+        red: PlayerRef {
+            player_id: r.get("red_id"),
+            name: r.get("red_name"),
+        },
+        black: PlayerRef {
+            player_id: r.get("black_id"),
+            name: r.get("black_name"),
+        },
+        level: r.get::<i64, _>("level") as u8,
+        settings: serde_json::from_str(&settings)?,
+        state: r.get("state"),
+        winner: r.get("winner"),
+        reason: r.get("reason"),
+        result: r.get("result"),
+        move_count: r.get::<i64, _>("move_count") as u64,
+        started_ms: r.get::<i64, _>("started_ms") as u64,
+        ended_ms: r.get::<Option<i64>, _>("ended_ms").map(|v| v as u64),
+    })
+}
+
+fn ms(v: u64) -> i64 {
+    v.min(i64::MAX as u64) as i64
+}
+
+/// Stores every game still marked live (the server stopped without storing it) as
+/// aborted with reason `crash`, its record rebuilt from its entries.
+async fn recover(pool: &SqlitePool) -> anyhow::Result<usize> {
+    sqlx::query(
+        "DELETE FROM live_entries WHERE game_id IN (SELECT id FROM games WHERE state <> 'playing')",
+    )
+    .execute(pool)
+    .await?;
+    let rows = sqlx::query(
+        "SELECT id, red_id, red_name, black_id, black_name, settings, started_ms \
+         FROM games WHERE state = 'playing' ORDER BY id",
+    )
+    .fetch_all(pool)
+    .await?;
+    let mut n = 0;
+    for r in rows {
+        let id = r.get::<i64, _>("id");
+        let settings: Settings = match serde_json::from_str(&r.get::<String, _>("settings")) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!(game = id, error = %e, "unreadable settings of a cut-off game");
+                continue;
+            }
+        };
+        let start = GameStart {
+            id: id as GameId,
+            red: PlayerRef {
+                player_id: r.get("red_id"),
+                name: r.get("red_name"),
+            },
+            black: PlayerRef {
+                player_id: r.get("black_id"),
+                name: r.get("black_name"),
+            },
+            settings: settings.clone(),
+            started_ms: r.get::<i64, _>("started_ms") as u64,
+        };
+        let entry_rows =
+            sqlx::query("SELECT entry FROM live_entries WHERE game_id = $1 ORDER BY idx")
+                .bind(id)
+                .fetch_all(pool)
+                .await?;
+        let mut game = Game::new(settings);
+        let mut entries = Vec::new();
+        for e in entry_rows {
+            let Ok(entry) = serde_json::from_str::<Entry>(&e.get::<String, _>("entry")) else {
+                break;
+            };
+            // Only what replays: a gap (a lost write) ends the record there.
+            if entry.apply_to(&mut game).is_err() {
+                break;
+            }
+            entries.push(entry);
+        }
+        let mut reason = None;
+        if game.is_playing() {
+            let at = game.now();
+            game.abort(AbortReason::Shutdown, at);
+            entries.push(Entry {
+                at_ms: at,
+                kind: EntryKind::Abort {
+                    reason: AbortReason::Shutdown,
+                },
+            });
+            reason = Some("crash");
+        }
+        let ended_ms = start.started_ms + game.now();
+        let end = GameEnd::of(start, &game, entries, ended_ms, reason);
+        let mut tx = pool.begin().await?;
+        write_end(&mut tx, &end).await?;
+        tx.commit().await?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The writer task: batches what is queued into one transaction, then acknowledges.
+async fn writer(pool: SqlitePool, mut rx: mpsc::Receiver<Write>, stats: Arc<StoreStats>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    while rx.recv_many(&mut batch, BATCH).await > 0 {
+        let n = batch.len() as u64;
+        let ok = match write_batch(&pool, &batch).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::error!(error = %e, "store batch failed: writing one by one");
+                false
+            }
+        };
+        for w in batch.drain(..) {
+            if ok {
+                answer(w, true, &stats);
+                continue;
+            }
+            let res = write_batch(&pool, std::slice::from_ref(&w)).await;
+            if let Err(e) = &res {
+                stats.write_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(error = %e, "store write failed");
+            }
+            answer(w, res.is_ok(), &stats);
+        }
+        stats.writes.fetch_add(n, Ordering::Relaxed);
+    }
+    pool.close().await;
+}
+
+fn answer(w: Write, ok: bool, stats: &StoreStats) {
+    match w {
+        Write::Player(_, Some(ack)) => {
+            let _ = ack.send(ok);
+        }
+        Write::GameEnded(_, ack) => {
+            if ok {
+                stats.games_stored.fetch_add(1, Ordering::Relaxed);
+            }
+            if let Some(ack) = ack {
+                let _ = ack.send(ok);
+            }
+        }
+        Write::Flush(ack) => {
+            let _ = ack.send(());
+        }
+        _ => {}
+    }
+}
+
+async fn write_batch(pool: &SqlitePool, batch: &[Write]) -> anyhow::Result<()> {
+    if batch.iter().all(|w| matches!(w, Write::Flush(_))) {
+        return Ok(());
+    }
+    let mut tx = pool.begin().await?;
+    for w in batch {
+        match w {
+            Write::Player(p, _) => {
+                sqlx::query(
+                    "INSERT INTO players (id, name, token_hash, created_ms, is_bot) \
+                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+                )
+                .bind(&p.id)
+                .bind(&p.name)
+                .bind(&p.token_hash)
+                .bind(ms(p.created_ms))
+                .bind(p.is_bot as i64)
+                .execute(&mut *tx)
+                .await?;
+            }
+            Write::GameStarted(g) => {
+                sqlx::query(
+                    "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, \
+                     settings, state, move_count, started_ms) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'playing', 0, $8) \
+                     ON CONFLICT (id) DO NOTHING",
+                )
+                .bind(ms(g.id))
+                .bind(&g.red.player_id)
+                .bind(&g.red.name)
+                .bind(&g.black.player_id)
+                .bind(&g.black.name)
+                .bind(g.settings.level.number() as i64)
+                .bind(serde_json::to_string(&g.settings)?)
+                .bind(ms(g.started_ms))
+                .execute(&mut *tx)
+                .await?;
+            }
+            Write::Entry { game, idx, entry } => {
+                sqlx::query(
+                    "INSERT INTO live_entries (game_id, idx, entry) VALUES ($1, $2, $3) \
+                     ON CONFLICT (game_id, idx) DO NOTHING",
+                )
+                .bind(ms(*game))
+                .bind(ms(*idx))
+                .bind(serde_json::to_string(entry)?)
+                .execute(&mut *tx)
+                .await?;
+            }
+            Write::GameEnded(end, _) => write_end(&mut tx, end).await?,
+            Write::Flush(_) => {}
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn write_end(tx: &mut Transaction<'_, Sqlite>, end: &GameEnd) -> anyhow::Result<()> {
+    let g = &end.start;
+    sqlx::query(
+        "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, settings, \
+         state, winner, reason, result, move_count, started_ms, ended_ms, record_json, \
+         record_text) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+         ON CONFLICT (id) DO UPDATE SET state = excluded.state, winner = excluded.winner, \
+         reason = excluded.reason, result = excluded.result, \
+         move_count = excluded.move_count, ended_ms = excluded.ended_ms, \
+         record_json = excluded.record_json, record_text = excluded.record_text",
+    )
+    .bind(ms(g.id))
+    .bind(&g.red.player_id)
+    .bind(&g.red.name)
+    .bind(&g.black.player_id)
+    .bind(&g.black.name)
+    .bind(g.settings.level.number() as i64)
+    .bind(serde_json::to_string(&g.settings)?)
+    .bind(end.state)
+    .bind(end.winner.map(|p| p.to_string().to_lowercase()))
+    .bind(&end.reason)
+    .bind(&end.result)
+    .bind(end.move_count as i64)
+    .bind(ms(g.started_ms))
+    .bind(ms(end.ended_ms))
+    .bind(serde_json::to_string(&end.record.record)?)
+    .bind(end.record.to_text())
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("DELETE FROM live_entries WHERE game_id = $1")
+        .bind(ms(g.id))
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,272 @@
+//! Stored games: every finished or aborted game is in the database file with its record,
+//! served over HTTP, and still there after a restart on the same file.
+
+use protocol::game::{Action, Event, Player, Status};
+use protocol::record::{EntryKind, Record};
+use protocol::settings::{Level, Settings};
+use protocol::wire::ClientMessage;
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{ConnectOptions, Row};
+use tamsk_tests::*;
+
+/// Reads a game's row straight from the database file, as another process would.
+async fn row_in_file(path: &std::path::Path, id: u64) -> Option<(String, Option<String>, String)> {
+    let mut conn = SqliteConnectOptions::new()
+        .filename(path)
+        .read_only(true)
+        .connect()
+        .await
+        .expect("open the database file");
+    sqlx::query("SELECT state, winner, reason FROM games WHERE id = $1 AND state <> 'playing'")
+        .bind(id as i64)
+        .fetch_optional(&mut conn)
+        .await
+        .expect("query")
+        .map(|r| (r.get("state"), r.get("winner"), r.get("reason")))
+}
+
+/// Red moves, Black resigns: the end is on disk by the time anyone hears of it, and both
+/// endpoints serve it (text record, JSON) with players, settings, result and reason.
+#[tokio::test]
+async fn a_finished_game_is_stored_before_its_end_is_announced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tamsk.db");
+    let server = TestServer::start_with(config_with_db(&db)).await;
+    let settings = Settings::blitz(Level::Two);
+    let (mut red, mut black) = start_game(&server, &settings).await;
+    let id = red.game;
+    red.act(mv("d1", "d2", true)).await;
+    red.next_event().await;
+    black.catch_up_to(red.seq).await;
+    black.act(Action::Resign).await;
+    black
+        .until("the end", |e| matches!(e, Event::GameEnded { .. }))
+        .await;
+    // The moment the end is known, the game is in the file.
+    assert_eq!(
+        row_in_file(&db, id).await,
+        Some((
+            "finished".to_string(),
+            Some("red".to_string()),
+            "resigned".to_string()
+        ))
+    );
+    red.until("the end", |e| matches!(e, Event::GameEnded { .. }))
+        .await;
+
+    // The text record replays to the same final state as the players' replicas.
+    let resp = http_get(server.addr, &format!("/games/{id}"), None).await;
+    assert_eq!(resp.status, 200, "{}", resp.body);
+    assert!(resp
+        .header("content-type")
+        .unwrap()
+        .starts_with("text/plain"));
+    let record = Record::parse(&resp.body).expect("a valid record");
+    assert_eq!(record.red.as_deref(), Some(red.client.name.as_str()));
+    assert_eq!(record.black.as_deref(), Some(black.client.name.as_str()));
+    assert_eq!(record.settings, settings);
+    let replayed = record.replay().expect("replays");
+    assert_eq!(replayed.status(), red.replica.status());
+    assert!(
+        resp.body.contains(&format!("game: {id}\n")),
+        "{}",
+        resp.body
+    );
+    assert!(resp.body.contains("result: Red wins"), "{}", resp.body);
+
+    // JSON: the same, with the record's entries and their instants.
+    let resp = http_get(
+        server.addr,
+        &format!("/games/{id}"),
+        Some("application/json"),
+    )
+    .await;
+    assert_eq!(resp.status, 200);
+    assert!(resp
+        .header("content-type")
+        .unwrap()
+        .starts_with("application/json"));
+    let v = resp.json();
+    assert_eq!(v["id"], id);
+    assert_eq!(v["red"]["player_id"], red.client.player_id.as_str());
+    assert_eq!(v["black"]["name"], black.client.name.as_str());
+    assert_eq!(v["state"], "finished");
+    assert_eq!(v["winner"], "red");
+    assert_eq!(v["reason"], "resigned");
+    assert_eq!(v["level"], 2);
+    assert_eq!(v["move_count"], 1);
+    let json_record: Record = serde_json::from_value(v["record"].clone()).unwrap();
+    assert_eq!(json_record.entries, record.entries);
+    let acts: Vec<_> = json_record
+        .entries
+        .iter()
+        .filter_map(|e| match e.kind {
+            EntryKind::Act { player, action } => Some((player, action, e.at_ms)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(acts.len(), 2);
+    assert_eq!(acts[0].0, Player::Red);
+    assert_eq!(acts[1].1, Action::Resign);
+    assert!(acts[0].2 <= acts[1].2, "instants in order");
+
+    // The list of a player's games, newest first, as text and JSON.
+    let name = &red.client.name;
+    let resp = http_get(server.addr, &format!("/games?player={name}"), None).await;
+    assert_eq!(resp.status, 200);
+    let lines: Vec<&str> = resp.body.lines().collect();
+    assert_eq!(lines[0].split('\t').next(), Some("id"));
+    assert_eq!(lines.len(), 2, "{}", resp.body);
+    assert!(lines[1].starts_with(&format!("{id}\t")), "{}", resp.body);
+    assert!(lines[1].contains("\tresigned\t"), "{}", resp.body);
+    let resp = http_get(
+        server.addr,
+        &format!("/games?player={name}"),
+        Some("application/json"),
+    )
+    .await;
+    let list = resp.json();
+    assert_eq!(list["games"].as_array().unwrap().len(), 1);
+    assert_eq!(list["games"][0]["id"], id);
+    assert!(
+        list["games"][0].get("record").is_none(),
+        "the list is short"
+    );
+    // Somebody else has no games.
+    let resp = http_get(
+        server.addr,
+        "/games?player=Nobody",
+        Some("application/json"),
+    )
+    .await;
+    assert_eq!(resp.json()["games"], serde_json::json!([]));
+}
+
+/// Bad requests get a specific answer.
+#[tokio::test]
+async fn bad_game_requests_are_refused_specifically() {
+    let server = TestServer::start().await;
+    for (path, status, code) in [
+        ("/games/abc", 400, "bad_game_id"),
+        ("/games/12345", 404, "unknown_game"),
+        ("/games?limit=0", 400, "bad_limit"),
+        ("/games?limit=9999", 400, "bad_limit"),
+        ("/games?before=x", 400, "bad_before"),
+        ("/games?colour=red", 400, "unknown_parameter"),
+        ("/games?player=", 400, "bad_player"),
+    ] {
+        let resp = http_get(server.addr, path, Some("application/json")).await;
+        assert_eq!(resp.status, status, "{path}: {}", resp.body);
+        assert_eq!(resp.json()["error"], code, "{path}");
+        let resp = http_get(server.addr, path, None).await;
+        assert_eq!(resp.status, status, "{path}");
+        assert!(resp.body.starts_with(code), "{path}: {}", resp.body);
+    }
+    // A live game is not stored yet.
+    let (red, _black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let resp = http_get(server.addr, &format!("/games/{}", red.game), None).await;
+    assert_eq!(resp.status, 404);
+    assert!(resp.body.starts_with("game_live"), "{}", resp.body);
+}
+
+/// After a restart on the same database file: the stored games are served, a game that
+/// was live at the stop is stored as aborted (shutdown) with its moves, tokens still
+/// work, and new games get new ids.
+#[tokio::test]
+async fn games_and_players_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("games.db");
+    let server = TestServer::start_with(config_with_db(&db)).await;
+    let settings = Settings::blitz(Level::One);
+    let (mut red, mut black) = start_game(&server, &settings).await;
+    let finished = red.game;
+    red.act(Action::Resign).await;
+    red.until("end", |e| matches!(e, Event::GameEnded { .. }))
+        .await;
+    black
+        .until("end", |e| matches!(e, Event::GameEnded { .. }))
+        .await;
+    let token = red.client.token.clone();
+    let player_id = red.client.player_id.clone();
+    // A second game, live when the server stops.
+    let (mut red2, mut black2) = start_game(&server, &settings).await;
+    let live = red2.game;
+    assert!(live > finished);
+    red2.act(mv("d1", "d2", true)).await;
+    red2.next_event().await;
+    black2.catch_up_to(red2.seq).await;
+    server.stop().await;
+
+    let server = TestServer::start_with(config_with_db(&db)).await;
+    let v = http_get(
+        server.addr,
+        &format!("/games/{finished}"),
+        Some("application/json"),
+    )
+    .await
+    .json();
+    assert_eq!(v["state"], "finished");
+    assert_eq!(v["reason"], "resigned");
+    assert_eq!(v["winner"], "black");
+    let v = http_get(
+        server.addr,
+        &format!("/games/{live}"),
+        Some("application/json"),
+    )
+    .await
+    .json();
+    assert_eq!(v["state"], "aborted");
+    assert_eq!(v["reason"], "shutdown");
+    assert_eq!(v["move_count"], 1);
+    let record: Record = serde_json::from_value(v["record"].clone()).unwrap();
+    let game = record.replay().unwrap();
+    assert!(matches!(game.status(), Status::Aborted { .. }));
+    assert_eq!(
+        game.rings_on(sq("d2")),
+        1,
+        "the move before the stop is kept"
+    );
+    // Both of Alice's games are listed, newest first.
+    let name = red.client.name.clone();
+    let list = http_get(
+        server.addr,
+        &format!("/games?player={name}"),
+        Some("application/json"),
+    )
+    .await
+    .json();
+    let ids: Vec<u64> = list["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids, [live, finished]);
+    // Paging: before the newest.
+    let list = http_get(
+        server.addr,
+        &format!("/games?player={name}&before={live}&limit=5"),
+        Some("application/json"),
+    )
+    .await
+    .json();
+    assert_eq!(list["games"].as_array().unwrap().len(), 1);
+
+    // The token still makes the same player.
+    let (mut again, games) = Client::returning(&server, &token).await;
+    assert_eq!(again.player_id, player_id);
+    assert!(games.is_empty());
+    // New games continue the numbering.
+    again
+        .send(&ClientMessage::Seek {
+            settings: settings.clone(),
+        })
+        .await;
+    let _ = again.recv().await;
+    let mut other = Client::new_player(&server, "Carol").await;
+    other.send(&ClientMessage::Seek { settings }).await;
+    let f = Follower::await_snapshot(other).await;
+    assert!(f.game > live, "ids are not reused: {} after {live}", f.game);
+    let resp = http_get(server.addr, "/games", Some("application/json")).await;
+    assert_eq!(resp.json()["games"].as_array().unwrap().len(), 2);
+}
