@@ -41,6 +41,7 @@ struct Cli {
 enum Command {
     /// Quick match: play the first player who asks for the same settings (or take your
     /// seat in your running game again).
+    #[command(after_long_help = PLAY_HELP)]
     Play(PlayArgs),
     /// Watch a live game; without a game number, list the live games to pick from.
     Watch {
@@ -58,6 +59,31 @@ enum Command {
     /// with --plain or --json) print the final board and the result.
     Replay(replay::Args),
 }
+
+const PLAY_HELP: &str = "\
+Typed commands (plain mode: one per line on stdin; full screen: after ':'):
+  d1-d2            move the hourglass on d1 to d2 and drop a ring there
+  d1-d2.           the same move without dropping (a trailing full stop)
+  start d1         pick up the hourglass on d1 (a move in two steps)...
+  release d2       ...and put it down on d2
+  drop             drop a ring on your destination
+  drop e4          the penalty ring on e4 (also: penalty e4)
+  claim            drop your ring where your opponent did not
+  flip             flip the 15-second timer against your opponent (Level 3)
+  X@d4, X@d4.      placement set-up: put hourglass X on d4 (and drop, or not)
+  resign           resign the game
+  win              claim the win once your opponent's reconnection grace ran out
+  new              after a game (full screen): seek another with the same settings
+  quit             leave (your seat is kept for the server's reconnection grace)
+
+Keys (full screen): 1 2 3 pick up your hourglasses, arrows move the cursor, Enter puts
+the hourglass down and drops, '.' puts it down without dropping, d drop, c claim,
+p penalty ring on the cursor, f flip, R resign, W claim the win, ':' type a command,
+? help, q quit.
+
+Plain mode prints one line per event (with --json one object per line, with a
+\"type\": start, turn, event, may, error, presence, result, ...); a \"may\" line lists
+what you may do now, in notation, whenever that changes.";
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum SetupArg {
