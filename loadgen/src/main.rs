@@ -91,7 +91,7 @@ type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn connect(url: &str, name: &str) -> Result<Ws> {
-    let (mut ws, _) = tokio_tungstenite::connect_async(url)
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true)
         .await
         .with_context(|| format!("connecting to {url}"))?;
     send(
@@ -134,8 +134,19 @@ fn micros_since(epoch: Instant) -> u64 {
     epoch.elapsed().as_micros() as u64
 }
 
-/// The first legal whole move with a drop that does not walk onto a full socket.
+/// What a scripted player does now: when nobody can move any more, the last drop or claim
+/// (so the game ends at once); on its turn, a legal whole move with a drop that does not
+/// walk onto a full socket.
 fn choose(game: &Game, me: Player, turn_count: u64) -> Option<Action> {
+    if game.is_ending() {
+        let legal = game.legal_actions(me);
+        return legal
+            .into_iter()
+            .find(|a| matches!(a, Action::Drop | Action::Claim));
+    }
+    if game.turn() != me || game.held().is_some() {
+        return None;
+    }
     let moves: Vec<Action> = game
         .legal_actions(me)
         .into_iter()
@@ -197,7 +208,7 @@ async fn player(
         let mut next_move_at = Instant::now() + interval;
         loop {
             // My turn and nothing in flight: wait for my slot, then move.
-            if replica.is_playing() && replica.turn() == seat && replica.held().is_none() {
+            if replica.is_playing() && choose(&replica, seat, turn_count).is_some() {
                 let wait = tokio::time::sleep_until(next_move_at.into());
                 tokio::select! {
                     _ = wait => {
