@@ -2,6 +2,7 @@
 //! wire messages. Pure: no I/O, no clock reads. Time is always a value passed in.
 
 pub mod board;
+pub mod bot;
 pub mod game;
 pub mod notation;
 pub mod record;

@@ -78,7 +78,39 @@ pub enum ClientMessage {
     },
     /// Answers a server [`ServerMessage::Ping`]; the server measures lag from it.
     Pong { nonce: u64 },
+    /// Lists the open seeks (waiting `seek`s of other players, oldest first): answer
+    /// [`LobbyMessage::Seeks`].
+    ListSeeks,
+    /// Takes an open seek from the list: the game starts at once with its settings.
+    AcceptSeek { seek: SeekId },
+    /// Challenges an online player (by player id, or by name when only one online player
+    /// has it) to a game with these settings. He may accept or decline.
+    Challenge { to: String, settings: Settings },
+    /// Accepts a challenge one received: the game starts at once.
+    AcceptChallenge { challenge: ChallengeId },
+    /// Declines a challenge one received.
+    DeclineChallenge { challenge: ChallengeId },
+    /// Withdraws a challenge one sent.
+    CancelChallenge { challenge: ChallengeId },
+    /// Opens a private game with these settings: the answer [`LobbyMessage::Hosting`]
+    /// carries a short code to pass on; whoever sends `join_code` with it plays.
+    /// Withdrawn like a seek (`cancel_seek`, or by leaving).
+    Host { settings: Settings },
+    /// Joins the private game hosted under this code (case does not matter).
+    JoinCode { code: String },
+    /// After a game is over, offers (or accepts) a rematch with the same settings and the
+    /// colours swapped. The game starts when both players sent it.
+    Rematch { game: GameId },
+    /// Declines (or withdraws) a rematch offer.
+    DeclineRematch { game: GameId },
+    /// Plays the computer at once with these settings (seats drawn at random).
+    PlayBot { settings: Settings },
 }
+
+/// An open seek's id.
+pub type SeekId = u64;
+/// A challenge's id.
+pub type ChallengeId = u64;
 
 /// What the server sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -152,6 +184,68 @@ pub enum ServerMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         game: Option<GameId>,
     },
+}
+
+/// What the server sends about finding games (and its own shutdown), beside
+/// [`ServerMessage`]: the same kind of frame, tagged by `"type"`, with tags of their own. A
+/// client reads any frame as a [`ServerFrame`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LobbyMessage {
+    /// The answer to `list_seeks`: open seeks of other players, oldest first (at most
+    /// [`LIST_LIMIT`]); one's own seek is listed too.
+    Seeks { seeks: Vec<SeekInfo> },
+    /// The answer to `host`: pass the code on; a snapshot follows when someone joins.
+    Hosting { code: String, settings: Settings },
+    /// The answer to `challenge`: it waits for the other player until `expires_ms`
+    /// (server wall clock).
+    ChallengeSent {
+        challenge: ChallengeId,
+        to: PlayerRef,
+        settings: Settings,
+        expires_ms: u64,
+    },
+    /// Somebody challenges you: answer `accept_challenge` or `decline_challenge` before
+    /// `expires_ms` (server wall clock).
+    Challenged {
+        challenge: ChallengeId,
+        from: PlayerRef,
+        settings: Settings,
+        expires_ms: u64,
+    },
+    /// A challenge ended without a game, to both sides: `reason` is `declined`,
+    /// `cancelled`, `expired`, `gone` (a side left) or `shutting_down`.
+    ChallengeClosed {
+        challenge: ChallengeId,
+        reason: String,
+    },
+    /// To both players of a game that is over: `by` offers a rematch. When the other
+    /// sends `rematch` too, the new game's snapshot follows.
+    RematchOffered { game: GameId, by: Player },
+    /// To both players: `by` declined (or withdrew) the rematch.
+    RematchDeclined { game: GameId, by: Player },
+    /// The server is shutting down: no new games; live games may go on for `drain_ms`,
+    /// then the rest are aborted (and stored).
+    ShuttingDown { drain_ms: u64, server_ms: u64 },
+}
+
+/// An open seek in the list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SeekInfo {
+    pub seek: SeekId,
+    pub player: PlayerRef,
+    pub settings: Settings,
+    /// When it was posted (server wall clock, ms since the Unix epoch).
+    pub since_ms: u64,
+}
+
+/// Any frame the server sends: a [`ServerMessage`] or a [`LobbyMessage`] (their `type`
+/// tags differ).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ServerFrame {
+    Message(ServerMessage),
+    Lobby(LobbyMessage),
 }
 
 /// The whole state of a game.
@@ -252,6 +346,18 @@ pub struct PlayerRef {
     pub name: String,
 }
 
+impl From<ServerMessage> for ServerFrame {
+    fn from(m: ServerMessage) -> ServerFrame {
+        ServerFrame::Message(m)
+    }
+}
+
+impl From<LobbyMessage> for ServerFrame {
+    fn from(m: LobbyMessage) -> ServerFrame {
+        ServerFrame::Lobby(m)
+    }
+}
+
 impl ServerMessage {
     pub fn error(code: impl Into<String>, message: impl Into<String>) -> ServerMessage {
         ServerMessage::Error {
@@ -269,14 +375,15 @@ pub fn json_schema() -> serde_json::Value {
     let mut gen = SchemaSettings::draft07().into_generator();
     let client = gen.subschema_for::<ClientMessage>();
     let server = gen.subschema_for::<ServerMessage>();
+    let lobby = gen.subschema_for::<LobbyMessage>();
     let definitions = gen.take_definitions();
     serde_json::json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": "TAMSK online wire protocol",
         "description": format!(
-            "Protocol version {PROTOCOL_VERSION}. Every frame is one JSON object: a client sends a ClientMessage, the server sends a ServerMessage."
+            "Protocol version {PROTOCOL_VERSION}. Every frame is one JSON object: a client sends a ClientMessage, the server sends a ServerMessage or a LobbyMessage."
         ),
-        "properties": { "client": client, "server": server },
+        "properties": { "client": client, "server": server, "lobby": lobby },
         "definitions": definitions,
     })
 }
@@ -308,6 +415,30 @@ mod tests {
             e,
             serde_json::json!({"type":"error","code":"bad_json","message":"oops"})
         );
+    }
+
+    #[test]
+    fn any_server_frame_reads_as_what_it_is() {
+        let lobby = LobbyMessage::RematchOffered {
+            game: 4,
+            by: Player::Black,
+        };
+        let text = serde_json::to_string(&lobby).unwrap();
+        assert_eq!(text, r#"{"type":"rematch_offered","game":4,"by":"black"}"#);
+        assert_eq!(
+            serde_json::from_str::<ServerFrame>(&text).unwrap(),
+            ServerFrame::Lobby(lobby)
+        );
+        let text = serde_json::to_string(&ServerMessage::SeekCancelled).unwrap();
+        assert_eq!(
+            serde_json::from_str::<ServerFrame>(&text).unwrap(),
+            ServerFrame::Message(ServerMessage::SeekCancelled)
+        );
+        assert!(serde_json::from_str::<ServerFrame>(r#"{"type":"nonsense"}"#).is_err());
+        let m: ClientMessage =
+            serde_json::from_str(r#"{"type":"challenge","to":"Bob","settings":{"level":1}}"#)
+                .unwrap();
+        assert!(matches!(m, ClientMessage::Challenge { to, .. } if to == "Bob"));
     }
 
     #[test]

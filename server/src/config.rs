@@ -45,6 +45,10 @@ pub struct Config {
     /// The SQLite database file (created on first run); `None`: a private in-memory
     /// database that goes with the process.
     pub db_path: Option<PathBuf>,
+    /// How the computer takes its time.
+    pub bot: protocol::bot::BotConfig,
+    /// How long a challenge waits for an answer.
+    pub challenge_timeout: Duration,
     /// How long a game task waits for its end to be stored before announcing it anyway.
     pub store_ack_timeout: Duration,
 }
@@ -70,6 +74,8 @@ impl Default for Config {
             ws_write_buffer: 8 * 1024,
             db_path: None,
             store_ack_timeout: Duration::from_secs(5),
+            challenge_timeout: Duration::from_secs(60),
+            bot: protocol::bot::BotConfig::default(),
         }
     }
 }

@@ -8,13 +8,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
-use protocol::wire::{ClientMessage, GameId, ServerMessage, LIST_LIMIT, PROTOCOL_VERSION};
+use protocol::wire::{
+    ClientMessage, GameId, LobbyMessage, ServerMessage, LIST_LIMIT, PROTOCOL_VERSION,
+};
 use tokio::sync::mpsc;
 use tokio::time::{interval, Duration, Instant, MissedTickBehavior};
 
 use crate::game::GameCmd;
-use crate::hub::{encode, Hub, Kill, Peer, PlayerRec, SeekResult, Seeker};
+use crate::hub::{encode, Hub, Kill, Peer, PlayerRec, Seeker};
 use crate::limits::{validate_name, IpGuard, Limiter, Verdict};
+use crate::lobby::{Refusal, SeekResult};
 
 /// Close codes.
 const CLOSE_NORMAL: u16 = 1000;
@@ -23,7 +26,7 @@ const CLOSE_POLICY: u16 = 1008;
 const CLOSE_TOO_BIG: u16 = 1009;
 
 /// The `type` tags a client may send; anything else is `unknown_message`.
-pub const CLIENT_TYPES: [&str; 11] = [
+pub const CLIENT_TYPES: [&str; 22] = [
     "hello",
     "seek",
     "cancel_seek",
@@ -35,6 +38,17 @@ pub const CLIENT_TYPES: [&str; 11] = [
     "claim_abandonment",
     "ping",
     "pong",
+    "list_seeks",
+    "accept_seek",
+    "challenge",
+    "accept_challenge",
+    "decline_challenge",
+    "cancel_challenge",
+    "host",
+    "join_code",
+    "rematch",
+    "decline_rematch",
+    "play_bot",
 ];
 
 /// Server wall-clock time in ms since the Unix epoch.
@@ -308,17 +322,11 @@ impl Conn {
                 ),
             },
             ClientMessage::Seek { settings } => {
-                let me = me.expect("checked");
-                if self.hub.is_shutting_down() {
-                    self.error("shutting_down", "the server is shutting down", None);
+                let Some(seeker) = self.new_game_seeker(me) else {
                     return;
-                }
-                let seeker = Seeker {
-                    player: me,
-                    peer: self.peer.clone(),
                 };
                 match self.hub.seek(settings.clone(), seeker) {
-                    SeekResult::Waiting => self.send(&ServerMessage::Seeking { settings }),
+                    SeekResult::Waiting(_) => self.send(&ServerMessage::Seeking { settings }),
                     SeekResult::Paired(id) => {
                         self.games.insert(id);
                     }
@@ -330,6 +338,92 @@ impl Conn {
                 } else {
                     self.error("not_seeking", "you have no seek to cancel", None);
                 }
+            }
+            ClientMessage::ListSeeks => {
+                let seeks = self.hub.list_seeks();
+                self.peer.send_lobby(&LobbyMessage::Seeks { seeks });
+            }
+            ClientMessage::AcceptSeek { seek } => {
+                let Some(seeker) = self.new_game_seeker(me) else {
+                    return;
+                };
+                let started = self.hub.accept_seek(seek, seeker);
+                self.started(started);
+            }
+            ClientMessage::Host { settings } => {
+                let Some(seeker) = self.new_game_seeker(me) else {
+                    return;
+                };
+                let code = self.hub.host(settings.clone(), seeker);
+                self.peer
+                    .send_lobby(&LobbyMessage::Hosting { code, settings });
+            }
+            ClientMessage::JoinCode { code } => {
+                let Some(seeker) = self.new_game_seeker(me) else {
+                    return;
+                };
+                let started = self.hub.join_code(&code, seeker);
+                self.started(started);
+            }
+            ClientMessage::Challenge { to, settings } => {
+                let Some(seeker) = self.new_game_seeker(me) else {
+                    return;
+                };
+                if let Err(refusal) = self.hub.challenge(seeker, &to, settings) {
+                    self.refuse(refusal);
+                }
+            }
+            ClientMessage::AcceptChallenge { challenge } => {
+                let Some(seeker) = self.new_game_seeker(me) else {
+                    return;
+                };
+                let started = self.hub.accept_challenge(challenge, seeker);
+                self.started(started);
+            }
+            ClientMessage::PlayBot { settings } => {
+                let Some(seeker) = self.new_game_seeker(me) else {
+                    return;
+                };
+                let id = self.hub.play_bot(settings, seeker);
+                self.games.insert(id);
+            }
+            ClientMessage::DeclineChallenge { challenge } => {
+                let me = me.expect("checked");
+                if let Err(refusal) = self.hub.decline_challenge(challenge, &me) {
+                    self.refuse(refusal);
+                }
+            }
+            ClientMessage::CancelChallenge { challenge } => {
+                let me = me.expect("checked");
+                if let Err(refusal) = self.hub.cancel_challenge(challenge, &me) {
+                    self.refuse(refusal);
+                }
+            }
+            ClientMessage::Rematch { game } => {
+                if self.hub.closed_for_new_games() {
+                    self.error("shutting_down", "the server is shutting down", Some(game));
+                    return;
+                }
+                let player = me.expect("checked");
+                self.to_game(
+                    game,
+                    GameCmd::Rematch {
+                        peer: self.peer.clone(),
+                        player,
+                        accept: true,
+                    },
+                );
+            }
+            ClientMessage::DeclineRematch { game } => {
+                let player = me.expect("checked");
+                self.to_game(
+                    game,
+                    GameCmd::Rematch {
+                        peer: self.peer.clone(),
+                        player,
+                        accept: false,
+                    },
+                );
             }
             ClientMessage::ListGames => {
                 let (games, _more) = self.hub.summaries(None, LIST_LIMIT);
@@ -454,7 +548,34 @@ impl Conn {
             server_ms: unix_ms(),
             games: self.hub.games_of(&player.id),
         });
+        self.hub.online_add(&player, self.peer.clone());
         self.me = Some(player);
+    }
+
+    /// This connection as a seeker for a new game, unless the server takes no new games.
+    fn new_game_seeker(&self, me: Option<Arc<PlayerRec>>) -> Option<Seeker> {
+        if self.hub.closed_for_new_games() {
+            self.error("shutting_down", "the server is shutting down", None);
+            return None;
+        }
+        Some(Seeker {
+            player: me.expect("checked"),
+            peer: self.peer.clone(),
+        })
+    }
+
+    fn refuse(&self, (code, message): Refusal) {
+        self.error(code, message, None);
+    }
+
+    /// A game started by this connection's message (its snapshot is on its way).
+    fn started(&mut self, started: Result<GameId, Refusal>) {
+        match started {
+            Ok(id) => {
+                self.games.insert(id);
+            }
+            Err(refusal) => self.refuse(refusal),
+        }
     }
 
     fn unknown_game(&self, game: GameId) {
@@ -501,7 +622,7 @@ impl Conn {
 
     /// The connection is gone: leave every game and withdraw the seek.
     async fn cleanup(&mut self) {
-        self.hub.cancel_seek(self.peer.conn);
+        self.hub.connection_gone(self.me.as_deref(), self.peer.conn);
         let mut games: HashSet<GameId> = self.games.drain().collect();
         if let Some(me) = &self.me {
             // Games this connection was seated in by pairing, without asking.
@@ -584,6 +705,17 @@ mod tests {
             ("claim_abandonment", r#","game":1"#),
             ("ping", ""),
             ("pong", r#","nonce":1"#),
+            ("list_seeks", ""),
+            ("accept_seek", r#","seek":1"#),
+            ("challenge", r#","to":"x","settings":{}"#),
+            ("accept_challenge", r#","challenge":1"#),
+            ("decline_challenge", r#","challenge":1"#),
+            ("cancel_challenge", r#","challenge":1"#),
+            ("host", r#","settings":{}"#),
+            ("join_code", r#","code":"ABC""#),
+            ("rematch", r#","game":1"#),
+            ("decline_rematch", r#","game":1"#),
+            ("play_bot", r#","settings":{}"#),
         ] {
             assert!(CLIENT_TYPES.contains(&tag));
             parse(&format!(r#"{{"type":"{tag}"{extra}}}"#)).unwrap();

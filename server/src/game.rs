@@ -13,8 +13,8 @@ use protocol::game::{AbortReason, Action, Game, Player, Status};
 use protocol::record::{Entry, EntryKind};
 use protocol::settings::Settings;
 use protocol::wire::{
-    Change, GameEvent, GameId, GameSummary, PlayerRef, SandTable, SeatInfo, Seq, ServerMessage,
-    Snapshot,
+    Change, GameEvent, GameId, GameSummary, LobbyMessage, PlayerRef, SandTable, SeatInfo, Seq,
+    ServerMessage, Snapshot,
 };
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Duration, Instant};
@@ -46,6 +46,12 @@ pub enum GameCmd {
     ClaimAbandonment {
         peer: Peer,
         player: Arc<PlayerRec>,
+    },
+    /// Offers or accepts (`accept`), or declines, a rematch once the game is over.
+    Rematch {
+        peer: Peer,
+        player: Arc<PlayerRec>,
+        accept: bool,
     },
 }
 
@@ -89,6 +95,10 @@ struct GameTask {
     deferred: VecDeque<GameCmd>,
     /// Shutting down: stop once the end is stored and announced.
     stopping: bool,
+    /// Rematch offers by seat, with the connection that made each.
+    rematch: [Option<Peer>; 2],
+    /// The rematch started.
+    rematched: Option<GameId>,
 }
 
 /// Creates a game for two seekers (`[red, black]`), registers it and starts its task.
@@ -143,6 +153,8 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         held: Vec::new(),
         deferred: VecDeque::new(),
         stopping: false,
+        rematch: [None, None],
+        rematched: None,
     };
     for (seat, seeker) in [(Player::Red, red), (Player::Black, black)] {
         task.subs.push(Sub {
@@ -386,6 +398,87 @@ impl GameTask {
                 received,
             } => self.act(peer, &player, action, received),
             GameCmd::ClaimAbandonment { peer, player } => self.claim_abandonment(peer, &player),
+            GameCmd::Rematch {
+                peer,
+                player,
+                accept,
+            } => self.rematch(peer, &player, accept),
+        }
+    }
+
+    fn rematch(&mut self, peer: Peer, player: &PlayerRec, accept: bool) {
+        let Some(seat) = self.seat_of(player) else {
+            peer.send_msg(&error(
+                "not_a_player",
+                "only the players of a game may ask for a rematch",
+                self.id,
+            ));
+            return;
+        };
+        if self.game.is_playing() {
+            peer.send_msg(&error(
+                "game_not_over",
+                "a rematch is offered once the game is over",
+                self.id,
+            ));
+            return;
+        }
+        if let Some(next) = self.rematched {
+            peer.send_msg(&error(
+                "rematch_started",
+                format!("the rematch has started: game {next}"),
+                self.id,
+            ));
+            return;
+        }
+        let notice = if accept {
+            self.rematch[seat.index()] = Some(peer.clone());
+            let other = seat.other();
+            if self.seats[other.index()].bot && self.rematch[other.index()].is_none() {
+                // The computer always takes a rematch.
+                self.rematch[other.index()] =
+                    Some(crate::bot::seat_peer(&self.hub, &self.seats[other.index()]));
+            }
+            if let [Some(red), Some(black)] = self.rematch.clone() {
+                // Colours swapped: last game's Black is Red.
+                let players = [
+                    Seeker {
+                        player: self.seats[Player::Black.index()].clone(),
+                        peer: black,
+                    },
+                    Seeker {
+                        player: self.seats[Player::Red.index()].clone(),
+                        peer: red,
+                    },
+                ];
+                let settings = self.game.settings().clone();
+                let next = self
+                    .hub
+                    .start_game(settings, players, crate::lobby::Seats::AsGiven);
+                tracing::info!(game = self.id, next, "rematch");
+                self.rematched = Some(next);
+                self.rematch = [None, None];
+                return;
+            }
+            LobbyMessage::RematchOffered {
+                game: self.id,
+                by: seat,
+            }
+        } else {
+            self.rematch = [None, None];
+            LobbyMessage::RematchDeclined {
+                game: self.id,
+                by: seat,
+            }
+        };
+        let text = crate::lobby::encode_lobby(&notice);
+        let mut told_peer = false;
+        for s in self.subs.iter().filter(|s| s.seat.is_some()) {
+            told_peer |= s.peer.conn == peer.conn;
+            s.peer.send(text.clone());
+        }
+        if !told_peer {
+            peer.send(text);
         }
     }
 
@@ -655,7 +748,8 @@ mod tests {
 
     use super::*;
     use crate::config::Config;
-    use crate::hub::{Kill, SeekResult};
+    use crate::hub::Kill;
+    use crate::lobby::SeekResult;
     use protocol::game::Event;
     use protocol::settings::Level;
     use protocol::wire::Change;

@@ -1,6 +1,5 @@
 //! What the whole server shares: players, live games, the seek lobby, connection counts.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -11,8 +10,9 @@ use protocol::wire::{GameId, GameSummary, ServerMessage};
 use tokio::sync::{mpsc, watch, Notify};
 
 use crate::config::Config;
-use crate::game::{self, GameCmd};
+use crate::game::GameCmd;
 use crate::limits::ConnCounter;
+use crate::lobby::Lobby;
 use crate::store::{token_hash, PlayerRow, Store};
 
 /// A registered player.
@@ -20,6 +20,8 @@ use crate::store::{token_hash, PlayerRow, Store};
 pub struct PlayerRec {
     pub id: String,
     pub name: String,
+    /// The computer (an in-process bot seat).
+    pub bot: bool,
 }
 
 /// Why a connection is being closed: websocket close code and reason.
@@ -116,12 +118,6 @@ pub struct Seeker {
     pub peer: Peer,
 }
 
-/// What a seek led to.
-pub enum SeekResult {
-    Waiting,
-    Paired(GameId),
-}
-
 pub struct Hub {
     pub config: Config,
     pub store: Store,
@@ -129,8 +125,8 @@ pub struct Hub {
     /// in the store).
     players: DashMap<String, Arc<PlayerRec>>,
     pub games: DashMap<GameId, GameHandle>,
-    lobby: Mutex<HashMap<Settings, Seeker>>,
-    next_game: AtomicU64,
+    pub(crate) lobby: Mutex<Lobby>,
+    pub(crate) next_game: AtomicU64,
     next_conn: AtomicU64,
     pub conns: Arc<ConnCounter>,
     /// Tells connections to close (after the games were aborted).
@@ -141,6 +137,9 @@ pub struct Hub {
     games_alive: Mutex<Option<mpsc::Sender<()>>>,
     /// Held by every task through its `Arc<Hub>`; `run` waits until all are gone.
     _alive: mpsc::Sender<()>,
+    /// The computer, who plays anyone at once.
+    pub bot: Arc<PlayerRec>,
+    pub bot_stats: crate::bot::BotStats,
 }
 
 impl Hub {
@@ -154,14 +153,32 @@ impl Hub {
         games_alive: mpsc::Sender<()>,
         alive: mpsc::Sender<()>,
     ) -> Hub {
+        let bot = Arc::new(PlayerRec {
+            id: crate::bot::BOT_ID.into(),
+            name: crate::bot::BOT_NAME.into(),
+            bot: true,
+        });
+        store.submit(crate::store::Write::Player(
+            PlayerRow {
+                id: bot.id.clone(),
+                name: bot.name.clone(),
+                // Nobody can present a token with this hash.
+                token_hash: format!("bot:{}", uuid::Uuid::new_v4().simple()),
+                created_ms: crate::connection::unix_ms(),
+                is_bot: true,
+            },
+            None,
+        ));
         Hub {
+            bot,
+            bot_stats: crate::bot::BotStats::default(),
             stop_games,
             games_alive: Mutex::new(Some(games_alive)),
             config,
             store,
             players: DashMap::new(),
             games: DashMap::new(),
-            lobby: Mutex::new(HashMap::new()),
+            lobby: Mutex::new(Lobby::default()),
             next_game: AtomicU64::new(first_game.max(1)),
             next_conn: AtomicU64::new(1),
             conns: Arc::new(ConnCounter::default()),
@@ -188,6 +205,21 @@ impl Hub {
         *self.stop_games.borrow()
     }
 
+    /// A game against the computer, at once (seats drawn at random).
+    pub fn play_bot(self: &Arc<Self>, settings: Settings, seeker: Seeker) -> GameId {
+        self.cancel_seek(seeker.peer.conn);
+        let bot = Seeker {
+            player: self.bot.clone(),
+            peer: crate::bot::seat_peer(self, &self.bot),
+        };
+        self.start_game(settings, [seeker, bot], crate::lobby::Seats::Random)
+    }
+
+    /// No new games start (shutting down).
+    pub fn closed_for_new_games(&self) -> bool {
+        self.is_shutting_down()
+    }
+
     /// Registers a new player under a fresh secret token, once he is stored; `None` if
     /// the store failed.
     pub async fn register(&self, name: String) -> Option<(String, Arc<PlayerRec>)> {
@@ -196,6 +228,7 @@ impl Hub {
         let player = Arc::new(PlayerRec {
             id: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
             name,
+            bot: false,
         });
         let row = PlayerRow {
             id: player.id.clone(),
@@ -227,6 +260,7 @@ impl Hub {
                 Arc::new(PlayerRec {
                     id: row.id,
                     name: row.name,
+                    bot: row.is_bot,
                 })
             })
             .clone();
@@ -270,43 +304,5 @@ impl Hub {
 
     pub fn game(&self, id: GameId) -> Option<GameHandle> {
         self.games.get(&id).map(|g| g.clone())
-    }
-
-    /// Seeks a game with `settings`: pairs with a waiting player who asked for the same,
-    /// or waits. A connection has at most one seek.
-    pub fn seek(self: &Arc<Self>, settings: Settings, seeker: Seeker) -> SeekResult {
-        let mut lobby = self.lobby.lock().expect("lobby lock");
-        lobby.retain(|_, s| s.peer.conn != seeker.peer.conn && !s.peer.is_gone());
-        match lobby.remove(&settings) {
-            Some(other) if other.player.id != seeker.player.id => {
-                drop(lobby);
-                let id = self.next_game.fetch_add(1, Ordering::Relaxed);
-                let (red, black) = if rand::random::<bool>() {
-                    (other, seeker)
-                } else {
-                    (seeker, other)
-                };
-                game::spawn(self.clone(), id, settings, [red, black]);
-                SeekResult::Paired(id)
-            }
-            Some(mine) => {
-                // The same player from another connection: this one takes over.
-                drop(mine);
-                lobby.insert(settings, seeker);
-                SeekResult::Waiting
-            }
-            None => {
-                lobby.insert(settings, seeker);
-                SeekResult::Waiting
-            }
-        }
-    }
-
-    /// Withdraws a connection's seek; true if it had one.
-    pub fn cancel_seek(&self, conn: u64) -> bool {
-        let mut lobby = self.lobby.lock().expect("lobby lock");
-        let before = lobby.len();
-        lobby.retain(|_, s| s.peer.conn != conn);
-        lobby.len() != before
     }
 }

@@ -6,12 +6,14 @@
 //! clocks ([`game`]); each connection is one reading task plus one writing task with a
 //! bounded queue between them ([`connection`]); [`hub`] is what they share.
 
+pub mod bot;
 pub mod config;
 pub mod connection;
 pub mod game;
 pub mod http;
 pub mod hub;
 pub mod limits;
+pub mod lobby;
 pub mod store;
 
 use std::future::Future;

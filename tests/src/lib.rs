@@ -8,8 +8,8 @@ use futures::{SinkExt, StreamExt};
 use protocol::game::{Action, Event, Game, Player};
 use protocol::settings::Settings;
 use protocol::wire::{
-    Change, ClientMessage, GameEvent, GameId, SandTable, Seq, ServerMessage, Snapshot,
-    PROTOCOL_VERSION,
+    Change, ClientMessage, GameEvent, GameId, LobbyMessage, SandTable, Seq, ServerFrame,
+    ServerMessage, Snapshot, PROTOCOL_VERSION,
 };
 use server::Config;
 use tokio::net::TcpStream;
@@ -92,6 +92,8 @@ pub struct Client {
     pub player_id: String,
     pub token: String,
     pub name: String,
+    /// Lobby messages received while waiting for something else, oldest first.
+    pub lobby: std::collections::VecDeque<LobbyMessage>,
 }
 
 /// Awaits `fut` or fails the test after [`WAIT`].
@@ -113,6 +115,7 @@ impl Client {
             player_id: String::new(),
             token: String::new(),
             name: String::new(),
+            lobby: Default::default(),
         }
     }
 
@@ -184,8 +187,19 @@ impl Client {
         }
     }
 
-    /// The next message as is, or `None` when the connection closed.
+    /// The next message as is, or `None` when the connection closed. Lobby messages
+    /// on the way are kept in [`Client::lobby`].
     pub async fn recv_frame(&mut self) -> Option<ServerMessage> {
+        loop {
+            match self.recv_any().await? {
+                ServerFrame::Message(m) => return Some(m),
+                ServerFrame::Lobby(m) => self.lobby.push_back(m),
+            }
+        }
+    }
+
+    /// The next frame of either kind, or `None` when the connection closed.
+    pub async fn recv_any(&mut self) -> Option<ServerFrame> {
         loop {
             let frame = within("a server message", self.ws.next()).await;
             match frame {
@@ -198,6 +212,26 @@ impl Client {
                 }
                 Some(Ok(Message::Close(_))) => return None,
                 Some(Ok(_)) => continue,
+            }
+        }
+    }
+
+    /// The next lobby message (kept ones first). Any other message but a ping on the way
+    /// fails the test.
+    pub async fn recv_lobby(&mut self) -> LobbyMessage {
+        if let Some(m) = self.lobby.pop_front() {
+            return m;
+        }
+        loop {
+            match self.recv_any().await {
+                Some(ServerFrame::Lobby(m)) => return m,
+                Some(ServerFrame::Message(ServerMessage::Ping { nonce, .. })) => {
+                    self.send(&ClientMessage::Pong { nonce }).await;
+                }
+                Some(ServerFrame::Message(other)) => {
+                    panic!("expected a lobby message, got {other:?}")
+                }
+                None => panic!("connection closed while waiting for a lobby message"),
             }
         }
     }
@@ -522,5 +556,39 @@ pub fn config_with_db(path: &std::path::Path) -> Config {
     Config {
         db_path: Some(path.to_path_buf()),
         ..test_config()
+    }
+}
+
+impl Follower {
+    /// The next lobby message; game events on the way are taken in (and checked).
+    pub async fn lobby(&mut self) -> LobbyMessage {
+        if let Some(m) = self.client.lobby.pop_front() {
+            return m;
+        }
+        loop {
+            match self.client.recv_any().await {
+                Some(ServerFrame::Lobby(m)) => return m,
+                Some(ServerFrame::Message(ServerMessage::Event(ev))) => self.check(&ev),
+                Some(ServerFrame::Message(
+                    ServerMessage::Watchers { .. } | ServerMessage::Lag { .. },
+                )) => {}
+                Some(ServerFrame::Message(ServerMessage::Ping { nonce, .. })) => {
+                    self.client.send(&ClientMessage::Pong { nonce }).await;
+                }
+                Some(ServerFrame::Message(other)) => {
+                    panic!("expected a lobby message, got {other:?}")
+                }
+                None => panic!("connection closed while waiting for a lobby message"),
+            }
+        }
+    }
+}
+
+impl Client {
+    /// Closes the connection and waits until the server has let it go (its close
+    /// frame comes after the connection's cleanup).
+    pub async fn close(mut self) {
+        let _ = self.ws.close(None).await;
+        let _ = self.closed().await;
     }
 }

@@ -182,6 +182,7 @@ async fn watcher_that_never_reads_is_cut_off() {
         player_id: String::new(),
         token: String::new(),
         name: String::new(),
+        lobby: Default::default(),
     };
     sleeper
         .send(&ClientMessage::Hello {

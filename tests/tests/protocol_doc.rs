@@ -48,7 +48,12 @@ fn protocol_doc_names_every_message() {
     let doc = std::fs::read_to_string(docs().join("PROTOCOL.md")).expect("docs/PROTOCOL.md");
     let client = tags(&schema, "ClientMessage");
     assert_eq!(client, server::connection::CLIENT_TYPES.to_vec());
-    for tag in client.iter().chain(&tags(&schema, "ServerMessage")) {
+    let lobby = tags(&schema, "LobbyMessage");
+    for tag in client
+        .iter()
+        .chain(&tags(&schema, "ServerMessage"))
+        .chain(&lobby)
+    {
         assert!(
             doc.contains(&format!("`{tag}`")),
             "docs/PROTOCOL.md does not describe `{tag}`"

@@ -1,0 +1,368 @@
+//! A computer player. Pure: given the engine's state, the bot's seat and the instant, it
+//! says what to do and when ([`plan`]). The server's in-process bot seat and the
+//! external `tamsk-bot` client both drive it, and both send its actions through the same
+//! path as a person's.
+//!
+//! It plays sensibly rather than well: it always drops its ring, never moves onto a full
+//! socket, keeps its hourglasses alive (it moves the one with the least sand, never one
+//! whose top is still nearly full), keeps its hourglasses free to move and boxes the
+//! opponent's in, claims where the opponent did not drop, places its penalty ring
+//! where it hurts, flips the 15-second timer on the opponent's turn (Level 3), and moves
+//! before any deadline (15-second timer, turn limit, first-move abort, game clock).
+
+use crate::board::Square;
+use crate::game::{Action, Game, Player};
+
+/// How the bot takes its time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BotConfig {
+    /// It moves this long after its turn starts, unless a deadline is nearer.
+    pub think_ms: u64,
+    /// It keeps this much time before a deadline (less when the whole time is short).
+    pub margin_ms: u64,
+    /// Level 3: it flips the 15-second timer this long after the opponent's turn starts.
+    pub flip_after_ms: u64,
+}
+
+impl Default for BotConfig {
+    fn default() -> BotConfig {
+        BotConfig {
+            think_ms: 700,
+            margin_ms: 250,
+            flip_after_ms: 400,
+        }
+    }
+}
+
+/// What to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Send this action now.
+    Act(Action),
+    /// Nothing yet: plan again at this instant (game time), or at the next change.
+    Wait(u64),
+    /// Nothing to do until the game changes.
+    Idle,
+}
+
+/// What the bot playing `me` does at game time `now` (the game may be behind `now`: what
+/// was due by then is taken into account).
+pub fn plan(game: &Game, me: Player, now: u64, config: &BotConfig) -> Plan {
+    let mut g = game.clone();
+    g.advance(now.max(g.now()));
+    let now = g.now();
+    if !g.is_playing() {
+        return Plan::Idle;
+    }
+    let legal = g.legal_actions(me);
+    // A move in hand: put it down at once.
+    if let Some(release) = best(
+        &g,
+        me,
+        now,
+        legal.iter().filter(|a| matches!(a, Action::Release { .. })),
+    ) {
+        return Plan::Act(release);
+    }
+    // One's own ring, the penalty ring, a claim: rings down are what wins.
+    if legal.contains(&Action::Drop) {
+        return Plan::Act(Action::Drop);
+    }
+    if let Some(penalty) = best(
+        &g,
+        me,
+        now,
+        legal
+            .iter()
+            .filter(|a| matches!(a, Action::PenaltyDrop { .. })),
+    ) {
+        return Plan::Act(penalty);
+    }
+    if legal.contains(&Action::Claim) {
+        return Plan::Act(Action::Claim);
+    }
+    let moves: Vec<&Action> = legal
+        .iter()
+        .filter(|a| {
+            matches!(
+                a,
+                Action::Move { drop: true, .. } | Action::Place { drop: true, .. }
+            )
+        })
+        .collect();
+    if g.turn() == me && !moves.is_empty() {
+        let start = g.turn_started_ms();
+        let mut at = start + config.think_ms;
+        // A claim about to open on the opponent's last move is worth waiting for.
+        if let Some(opens) = claim_opening(&g, me) {
+            at = at.max(opens);
+        }
+        if let Some(deadline) = deadline(&g, me) {
+            let budget = deadline.saturating_sub(start);
+            let margin = config.margin_ms.min(budget / 3);
+            at = at.min(deadline.saturating_sub(margin));
+        }
+        if at > now {
+            return Plan::Wait(at);
+        }
+        return match best(&g, me, now, moves.into_iter()) {
+            Some(a) => Plan::Act(a),
+            None => Plan::Idle,
+        };
+    }
+    if legal.contains(&Action::Flip) {
+        let at = g.turn_started_ms() + config.flip_after_ms;
+        return if at > now {
+            Plan::Wait(at)
+        } else {
+            Plan::Act(Action::Flip)
+        };
+    }
+    if let Some(opens) = claim_opening(&g, me) {
+        return Plan::Wait(opens);
+    }
+    match g.next_deadline() {
+        Some(t) => Plan::Wait(t.max(now + 1)),
+        None => Plan::Idle,
+    }
+}
+
+/// When a claim on the opponent's last destination opens, if it will and is worth it.
+fn claim_opening(g: &Game, me: Player) -> Option<u64> {
+    let w = g.window(me.other())?;
+    let useful = w.claim_allowed
+        && !w.dropped
+        && !g.is_full(w.square)
+        && g.rings_left(me) > 0
+        && g.held().is_none_or(|h| h.player != me);
+    let opens = g.claim_opens_at(w);
+    (useful && opens > g.now()).then_some(opens)
+}
+
+/// The nearest instant by which `me`, on turn, must have started a move.
+fn deadline(g: &Game, me: Player) -> Option<u64> {
+    let s = g.settings();
+    let mut out: Option<u64> = None;
+    let mut consider = |t: u64| out = Some(out.map_or(t, |o: u64| o.min(t)));
+    let neutral = g.neutral();
+    if neutral.target.is_some_and(|(p, _)| p == me) {
+        consider(neutral.sand.empties_at());
+    }
+    if let Some(limit) = s.turn_limit_ms {
+        consider(g.turn_started_ms() + limit);
+    }
+    if g.moves_made(me) == 0 {
+        consider(g.turn_started_ms() + s.abort_ms);
+    }
+    if let Some(left) = g.clock_left(me, g.now()) {
+        // Spend at most a tenth of what is left on one move.
+        consider(g.now() + left / 10);
+    }
+    out
+}
+
+/// The action among `candidates` whose outcome scores best for `me`.
+fn best<'a>(
+    g: &Game,
+    me: Player,
+    now: u64,
+    candidates: impl Iterator<Item = &'a Action>,
+) -> Option<Action> {
+    let mut best: Option<(i64, Action)> = None;
+    for &action in candidates {
+        let mut after = g.clone();
+        if after.apply(me, action, now).is_err() {
+            continue;
+        }
+        let score = evaluate(&after, me, now);
+        if best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, action));
+        }
+    }
+    best.map(|(_, a)| a)
+}
+
+/// How good the position is for `me` (higher is better).
+pub fn evaluate(g: &Game, me: Player, now: u64) -> i64 {
+    if let Some(outcome) = g.outcome() {
+        return match outcome.winner {
+            Some(p) if p == me => 1_000_000,
+            Some(_) => -1_000_000,
+            None => 0,
+        };
+    }
+    let opp = me.other();
+    let rings = (g.rings_left(opp) as i64 - g.rings_left(me) as i64) * 100;
+    let mobility = (mobility(g, me) - mobility(g, opp)) * 10;
+    let life = life(g, me, now) - life(g, opp, now) / 2;
+    rings + mobility + life
+}
+
+/// Live hourglasses that can move (weighted) and their free neighbours.
+fn mobility(g: &Game, p: Player) -> i64 {
+    let mut score = 0;
+    for glass in p.glasses() {
+        let state = g.glass(glass);
+        if state.is_dead() {
+            continue;
+        }
+        let Some(sq) = state.square else {
+            score += 4;
+            continue;
+        };
+        let free = sq.neighbours().iter().filter(|&&n| is_free(g, n)).count() as i64;
+        if free > 0 {
+            score += 4 + free;
+        }
+    }
+    score
+}
+
+fn is_free(g: &Game, sq: Square) -> bool {
+    g.occupant(sq).is_none() && !g.is_full(sq)
+}
+
+/// Minus the risk to `p`'s hourglasses: a dead one costs most, one running low costs
+/// more the less sand it has.
+fn life(g: &Game, p: Player, now: u64) -> i64 {
+    if !g.settings().level.timed() {
+        return 0;
+    }
+    let h = g.settings().hourglass_ms.max(1) as i64;
+    let mut score = 0;
+    for glass in p.glasses() {
+        let state = g.glass(glass);
+        if state.is_dead() {
+            score -= 600;
+        } else if state.started {
+            let used = h - state.remaining(now) as i64;
+            score -= 300 * used * used / (h * h);
+        }
+    }
+    score
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Status;
+    use crate::settings::{Level, Settings};
+
+    fn quick() -> BotConfig {
+        BotConfig {
+            think_ms: 0,
+            margin_ms: 50,
+            flip_after_ms: 0,
+        }
+    }
+
+    /// Two bots play whole games at every level, acting exactly when they plan to: every
+    /// action is accepted, nobody moves onto a full socket, and the games end.
+    #[test]
+    fn bots_finish_games_legally() {
+        for level in [Level::One, Level::Two, Level::Three] {
+            let mut g = Game::new(Settings::blitz(level));
+            let config = BotConfig {
+                think_ms: 40,
+                ..quick()
+            };
+            let mut now = 0;
+            let mut steps = 0;
+            while g.is_playing() {
+                steps += 1;
+                assert!(steps < 20_000, "level {level:?}: the game should end");
+                let plans = Player::BOTH.map(|p| (p, plan(&g, p, now, &config)));
+                if let Some((p, Plan::Act(a))) =
+                    plans.iter().find(|(_, pl)| matches!(pl, Plan::Act(_)))
+                {
+                    g.advance(now);
+                    g.apply(*p, *a, now)
+                        .unwrap_or_else(|e| panic!("level {level:?}: {p:?} {a:?} refused: {e}"));
+                    continue;
+                }
+                let next = plans
+                    .iter()
+                    .filter_map(|(_, pl)| match pl {
+                        Plan::Wait(t) => Some(*t),
+                        _ => None,
+                    })
+                    .chain(g.next_deadline())
+                    .min()
+                    .expect("something is always due in a live game");
+                assert!(next > now || g.next_deadline() == Some(now));
+                now = next.max(now);
+                g.advance(now);
+            }
+            let Status::Finished { outcome } = g.status() else {
+                panic!("level {level:?}: finished, not {:?}", g.status());
+            };
+            assert!(
+                !matches!(outcome.reason, crate::game::EndReason::FullSocket { .. }),
+                "{outcome:?}"
+            );
+            assert!(
+                g.move_count() > 20,
+                "level {level:?}: {} moves",
+                g.move_count()
+            );
+        }
+    }
+
+    #[test]
+    fn it_drops_and_moves_the_glass_with_least_sand() {
+        let mut g = Game::new(Settings {
+            turn_limit_ms: None,
+            ..Settings::blitz(Level::Two)
+        });
+        let mv = |from: &str, to: &str| Action::Move {
+            from: from.parse().unwrap(),
+            to: to.parse().unwrap(),
+            drop: true,
+        };
+        // Red starts X (d1) at 0, Y (g4) at 1500, Z (a4) at 1600 (the opening rule
+        // wants three different hourglasses); Black answers each time.
+        g.apply(Player::Red, mv("d1", "d2"), 0).unwrap();
+        g.apply(Player::Black, mv("a1", "b1"), 50).unwrap();
+        let Plan::Act(Action::Move { from, drop, .. }) = plan(&g, Player::Red, 1500, &quick())
+        else {
+            panic!("a move")
+        };
+        assert!(drop, "it always drops");
+        assert_ne!(from, "d2".parse().unwrap(), "the opening rule: not X again");
+        g.apply(Player::Red, mv("g4", "f5"), 1500).unwrap();
+        g.apply(Player::Black, mv("g1", "f1"), 1550).unwrap();
+        g.apply(Player::Red, mv("a4", "b5"), 1600).unwrap();
+        g.apply(Player::Black, mv("d7", "d6"), 1650).unwrap();
+        // At 2600 X has 400 ms left, Y 1900, Z 2000: X is saved.
+        let Plan::Act(Action::Move { from, to, .. }) = plan(&g, Player::Red, 2600, &quick()) else {
+            panic!("a move")
+        };
+        assert_eq!(from, "d2".parse().unwrap(), "X is about to die");
+        assert!(!g.is_full(to));
+    }
+
+    #[test]
+    fn it_waits_its_think_time_but_beats_the_neutral_timer() {
+        let mut g = Game::new(Settings::blitz(Level::Three));
+        let config = BotConfig {
+            think_ms: 10_000,
+            margin_ms: 50,
+            flip_after_ms: 100,
+        };
+        // Red's first turn: it thinks, but the abort deadline (3 s) comes first.
+        assert_eq!(plan(&g, Player::Red, 0, &config), Plan::Wait(3000 - 50));
+        // Black, not on turn, flips the 15-second timer after 100 ms.
+        assert_eq!(plan(&g, Player::Black, 20, &config), Plan::Wait(100));
+        assert_eq!(
+            plan(&g, Player::Black, 100, &config),
+            Plan::Act(Action::Flip)
+        );
+        g.apply(Player::Black, Action::Flip, 100).unwrap();
+        // Now Red must move before 400 (100 + 300), with a margin of at most a third.
+        assert_eq!(plan(&g, Player::Red, 120, &config), Plan::Wait(350));
+        assert!(matches!(
+            plan(&g, Player::Red, 350, &config),
+            Plan::Act(Action::Move { drop: true, .. })
+        ));
+    }
+}

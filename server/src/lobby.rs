@@ -1,0 +1,538 @@
+//! Finding a game: the quick-match queue (open seeks, listed and acceptable), private
+//! games joined by a code, and challenges to a named online player.
+//!
+//! Everything here is held under one short lock and never waits; messages go out through
+//! the connections' bounded queues. A seek or a challenge belongs to the connection that
+//! made it and goes with it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+
+use axum::extract::ws::Utf8Bytes;
+use protocol::settings::Settings;
+use protocol::wire::{ChallengeId, GameId, LobbyMessage, PlayerRef, SeekId, SeekInfo, LIST_LIMIT};
+use rand::Rng;
+use tokio::time::Instant;
+
+use crate::connection::unix_ms;
+use crate::game;
+use crate::hub::{Hub, Peer, PlayerRec, Seeker};
+
+/// Letters of a private game's code: no 0/O, 1/I/L.
+const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+pub const CODE_LEN: usize = 6;
+/// Challenges one player may have waiting at once.
+pub const MAX_CHALLENGES: usize = 8;
+
+/// Serialises a lobby message once.
+pub fn encode_lobby(msg: &LobbyMessage) -> Utf8Bytes {
+    serde_json::to_string(msg)
+        .expect("lobby messages always serialise")
+        .into()
+}
+
+impl Peer {
+    pub fn send_lobby(&self, msg: &LobbyMessage) -> bool {
+        self.send(encode_lobby(msg))
+    }
+}
+
+/// A waiting seek: public (listed, matched on equal settings) or private (a code).
+pub struct Seek {
+    pub id: SeekId,
+    pub settings: Settings,
+    pub seeker: Seeker,
+    pub code: Option<String>,
+    pub since_ms: u64,
+}
+
+pub struct Challenge {
+    pub id: ChallengeId,
+    pub from: Seeker,
+    pub to: Arc<PlayerRec>,
+    pub settings: Settings,
+    pub expires_ms: u64,
+}
+
+/// An online player and his connections.
+pub struct Online {
+    pub player: Arc<PlayerRec>,
+    pub peers: Vec<Peer>,
+}
+
+#[derive(Default)]
+pub struct Lobby {
+    /// Oldest first.
+    seeks: Vec<Seek>,
+    next_seek: SeekId,
+    challenges: HashMap<ChallengeId, Challenge>,
+    next_challenge: ChallengeId,
+    /// By player id.
+    online: HashMap<String, Online>,
+}
+
+/// How seats are given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seats {
+    /// Drawn at random ("draw lots").
+    Random,
+    /// The first is Red.
+    AsGiven,
+}
+
+/// A refusal: error code and message.
+pub type Refusal = (&'static str, String);
+
+/// What a seek led to.
+pub enum SeekResult {
+    Waiting(SeekId),
+    Paired(GameId),
+}
+
+/// Sizes of the lobby, for `/metrics`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LobbySizes {
+    pub open_seeks: usize,
+    pub private_seeks: usize,
+    pub challenges: usize,
+    pub online_players: usize,
+}
+
+impl Lobby {
+    /// Drops the seeks of connections that are gone, and `conn`'s own (a connection has
+    /// at most one seek).
+    fn prune(&mut self, conn: Option<u64>) {
+        self.seeks
+            .retain(|s| Some(s.seeker.peer.conn) != conn && !s.seeker.peer.is_gone());
+    }
+
+    fn add_seek(&mut self, settings: Settings, seeker: Seeker, code: Option<String>) -> SeekId {
+        self.next_seek += 1;
+        let id = self.next_seek;
+        self.seeks.push(Seek {
+            id,
+            settings,
+            seeker,
+            code,
+            since_ms: unix_ms(),
+        });
+        id
+    }
+
+    fn new_code(&self) -> String {
+        let mut rng = rand::thread_rng();
+        loop {
+            let code: String = (0..CODE_LEN)
+                .map(|_| CODE_ALPHABET[rng.gen_range(0..CODE_ALPHABET.len())] as char)
+                .collect();
+            if !self.seeks.iter().any(|s| s.code.as_deref() == Some(&code)) {
+                return code;
+            }
+        }
+    }
+}
+
+fn player_ref(p: &PlayerRec) -> PlayerRef {
+    PlayerRef {
+        player_id: p.id.clone(),
+        name: p.name.clone(),
+    }
+}
+
+impl Hub {
+    fn lobby(&self) -> std::sync::MutexGuard<'_, Lobby> {
+        self.lobby.lock().expect("lobby lock")
+    }
+
+    /// Starts a game between two players; both get its snapshot.
+    pub fn start_game(
+        self: &Arc<Self>,
+        settings: Settings,
+        players: [Seeker; 2],
+        seats: Seats,
+    ) -> GameId {
+        let [a, b] = players;
+        let (red, black) = if seats == Seats::Random && rand::random::<bool>() {
+            (b, a)
+        } else {
+            (a, b)
+        };
+        let id = self
+            .next_game
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        game::spawn(self.clone(), id, settings, [red, black]);
+        id
+    }
+
+    pub fn lobby_sizes(&self) -> LobbySizes {
+        let lobby = self.lobby();
+        let private = lobby.seeks.iter().filter(|s| s.code.is_some()).count();
+        LobbySizes {
+            open_seeks: lobby.seeks.len() - private,
+            private_seeks: private,
+            challenges: lobby.challenges.len(),
+            online_players: lobby.online.len(),
+        }
+    }
+
+    // ----- quick match and open seeks -----
+
+    /// Quick match: pairs at once with the oldest open seek of exactly these settings
+    /// (seats drawn at random), or waits as an open seek.
+    pub fn seek(self: &Arc<Self>, settings: Settings, seeker: Seeker) -> SeekResult {
+        let mut lobby = self.lobby();
+        lobby.prune(Some(seeker.peer.conn));
+        // The same player from another connection with the same settings: this one
+        // takes over.
+        lobby.seeks.retain(|s| {
+            !(s.code.is_none() && s.settings == settings && s.seeker.player.id == seeker.player.id)
+        });
+        let other = lobby.seeks.iter().position(|s| {
+            s.code.is_none() && s.settings == settings && s.seeker.player.id != seeker.player.id
+        });
+        match other {
+            Some(i) => {
+                let other = lobby.seeks.remove(i);
+                drop(lobby);
+                SeekResult::Paired(self.start_game(settings, [other.seeker, seeker], Seats::Random))
+            }
+            None => SeekResult::Waiting(lobby.add_seek(settings, seeker, None)),
+        }
+    }
+
+    /// Open seeks, oldest first.
+    pub fn list_seeks(&self) -> Vec<SeekInfo> {
+        let mut lobby = self.lobby();
+        lobby.prune(None);
+        lobby
+            .seeks
+            .iter()
+            .filter(|s| s.code.is_none())
+            .take(LIST_LIMIT)
+            .map(|s| SeekInfo {
+                seek: s.id,
+                player: player_ref(&s.seeker.player),
+                settings: s.settings.clone(),
+                since_ms: s.since_ms,
+            })
+            .collect()
+    }
+
+    /// Takes open seek `id`: the game starts with its settings.
+    pub fn accept_seek(self: &Arc<Self>, id: SeekId, seeker: Seeker) -> Result<GameId, Refusal> {
+        let mut lobby = self.lobby();
+        lobby.prune(None);
+        let Some(i) = lobby
+            .seeks
+            .iter()
+            .position(|s| s.id == id && s.code.is_none())
+        else {
+            return Err((
+                "unknown_seek",
+                format!("there is no open seek {id}: list_seeks shows those waiting"),
+            ));
+        };
+        if lobby.seeks[i].seeker.player.id == seeker.player.id {
+            return Err(("own_seek", "this is your own seek".into()));
+        }
+        let other = lobby.seeks.remove(i);
+        lobby.prune(Some(seeker.peer.conn));
+        drop(lobby);
+        Ok(self.start_game(other.settings, [other.seeker, seeker], Seats::Random))
+    }
+
+    /// Withdraws a connection's seek (open or private); true if it had one.
+    pub fn cancel_seek(&self, conn: u64) -> bool {
+        let mut lobby = self.lobby();
+        let before = lobby.seeks.len();
+        lobby.seeks.retain(|s| s.seeker.peer.conn != conn);
+        lobby.seeks.len() != before
+    }
+
+    /// Every seek withdrawn (shutdown): their connections get `seek_cancelled`.
+    pub fn cancel_all_seeks(&self) {
+        let seeks = std::mem::take(&mut self.lobby().seeks);
+        for s in seeks {
+            s.seeker
+                .peer
+                .send_msg(&protocol::wire::ServerMessage::SeekCancelled);
+        }
+    }
+
+    // ----- private games -----
+
+    /// Hosts a private game: returns its code.
+    pub fn host(&self, settings: Settings, seeker: Seeker) -> String {
+        let mut lobby = self.lobby();
+        lobby.prune(Some(seeker.peer.conn));
+        let code = lobby.new_code();
+        lobby.add_seek(settings, seeker, Some(code.clone()));
+        code
+    }
+
+    /// Joins the private game hosted under `code`.
+    pub fn join_code(self: &Arc<Self>, code: &str, seeker: Seeker) -> Result<GameId, Refusal> {
+        let code = code.trim().to_ascii_uppercase();
+        if code.len() != CODE_LEN || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
+            return Err((
+                "bad_code",
+                format!("a game code is {CODE_LEN} letters and digits, like K7QX3M"),
+            ));
+        }
+        let mut lobby = self.lobby();
+        lobby.prune(None);
+        let Some(i) = lobby
+            .seeks
+            .iter()
+            .position(|s| s.code.as_deref() == Some(&code))
+        else {
+            return Err((
+                "unknown_code",
+                format!("no game is waiting under the code {code}"),
+            ));
+        };
+        if lobby.seeks[i].seeker.player.id == seeker.player.id {
+            return Err(("own_seek", "this is your own private game".into()));
+        }
+        let host = lobby.seeks.remove(i);
+        lobby.prune(Some(seeker.peer.conn));
+        drop(lobby);
+        Ok(self.start_game(host.settings, [host.seeker, seeker], Seats::Random))
+    }
+
+    // ----- who is online -----
+
+    /// A connection of `player` said hello.
+    pub fn online_add(&self, player: &Arc<PlayerRec>, peer: Peer) {
+        let mut lobby = self.lobby();
+        lobby
+            .online
+            .entry(player.id.clone())
+            .or_insert_with(|| Online {
+                player: player.clone(),
+                peers: Vec::new(),
+            })
+            .peers
+            .push(peer);
+    }
+
+    /// A connection went: its seek, its challenges, and (if it was the player's last)
+    /// the challenges waiting for him go too; the other sides are told.
+    pub fn connection_gone(&self, player: Option<&PlayerRec>, conn: u64) {
+        let mut lobby = self.lobby();
+        lobby.seeks.retain(|s| s.seeker.peer.conn != conn);
+        let mut last = false;
+        if let Some(p) = player {
+            if let Some(o) = lobby.online.get_mut(&p.id) {
+                o.peers.retain(|peer| peer.conn != conn);
+                if o.peers.is_empty() {
+                    lobby.online.remove(&p.id);
+                    last = true;
+                }
+            }
+        }
+        let gone: Vec<ChallengeId> = lobby
+            .challenges
+            .values()
+            .filter(|c| {
+                c.from.peer.conn == conn || (last && player.is_some_and(|p| c.to.id == p.id))
+            })
+            .map(|c| c.id)
+            .collect();
+        for id in gone {
+            if let Some(c) = lobby.challenges.remove(&id) {
+                close_challenge(&lobby, &c, "gone");
+            }
+        }
+    }
+
+    // ----- challenges -----
+
+    /// Challenges the online player `to` (an id, or a name only one online player has).
+    pub fn challenge(
+        self: &Arc<Self>,
+        from: Seeker,
+        to: &str,
+        settings: Settings,
+    ) -> Result<(), Refusal> {
+        let mut lobby = self.lobby();
+        let target = match lobby.online.get(to) {
+            Some(o) => o.player.clone(),
+            None => {
+                let named: Vec<&Online> = lobby
+                    .online
+                    .values()
+                    .filter(|o| o.player.name == to)
+                    .collect();
+                match named[..] {
+                    [one] => one.player.clone(),
+                    [] => {
+                        return Err((
+                            "unknown_player",
+                            format!("no online player has the id or name {to:?}"),
+                        ))
+                    }
+                    _ => {
+                        return Err((
+                            "ambiguous_player",
+                            format!("several online players are named {to:?}: use a player id"),
+                        ))
+                    }
+                }
+            }
+        };
+        if target.id == from.player.id {
+            return Err(("own_challenge", "you cannot challenge yourself".into()));
+        }
+        if target.bot {
+            return Err((
+                "unknown_player",
+                "the computer does not take challenges: use play_bot".into(),
+            ));
+        }
+        let mine = lobby
+            .challenges
+            .values()
+            .filter(|c| c.from.player.id == from.player.id)
+            .count();
+        if mine >= MAX_CHALLENGES {
+            return Err((
+                "too_many_challenges",
+                format!("at most {MAX_CHALLENGES} challenges may wait at once"),
+            ));
+        }
+        lobby.next_challenge += 1;
+        let id = lobby.next_challenge;
+        let timeout = self.config.challenge_timeout;
+        let expires_ms = unix_ms() + timeout.as_millis() as u64;
+        from.peer.send_lobby(&LobbyMessage::ChallengeSent {
+            challenge: id,
+            to: player_ref(&target),
+            settings: settings.clone(),
+            expires_ms,
+        });
+        let offer = encode_lobby(&LobbyMessage::Challenged {
+            challenge: id,
+            from: player_ref(&from.player),
+            settings: settings.clone(),
+            expires_ms,
+        });
+        if let Some(o) = lobby.online.get(&target.id) {
+            for p in &o.peers {
+                p.send(offer.clone());
+            }
+        }
+        lobby.challenges.insert(
+            id,
+            Challenge {
+                id,
+                from,
+                to: target,
+                settings,
+                expires_ms,
+            },
+        );
+        drop(lobby);
+        // No challenge waits forever.
+        let hub: Weak<Hub> = Arc::downgrade(self);
+        let deadline = Instant::now() + timeout;
+        tokio::spawn(async move {
+            tokio::time::sleep_until(deadline).await;
+            if let Some(hub) = hub.upgrade() {
+                let mut lobby = hub.lobby();
+                if let Some(c) = lobby.challenges.remove(&id) {
+                    close_challenge(&lobby, &c, "expired");
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn take_challenge(
+        &self,
+        id: ChallengeId,
+        player: &PlayerRec,
+        as_target: bool,
+    ) -> Result<(std::sync::MutexGuard<'_, Lobby>, Challenge), Refusal> {
+        let mut lobby = self.lobby();
+        let mine = lobby.challenges.get(&id).is_some_and(|c| {
+            if as_target {
+                c.to.id == player.id
+            } else {
+                c.from.player.id == player.id
+            }
+        });
+        if !mine {
+            return Err((
+                "unknown_challenge",
+                format!(
+                    "there is no challenge {id} {} you",
+                    if as_target { "to" } else { "from" }
+                ),
+            ));
+        }
+        let c = lobby.challenges.remove(&id).expect("checked");
+        Ok((lobby, c))
+    }
+
+    /// Accepts challenge `id`: the game starts (seats drawn at random).
+    pub fn accept_challenge(
+        self: &Arc<Self>,
+        id: ChallengeId,
+        seeker: Seeker,
+    ) -> Result<GameId, Refusal> {
+        let (lobby, c) = self.take_challenge(id, &seeker.player, true)?;
+        if c.from.peer.is_gone() {
+            close_challenge(&lobby, &c, "gone");
+            return Err(("unknown_challenge", "the challenger has left".into()));
+        }
+        drop(lobby);
+        Ok(self.start_game(c.settings, [c.from, seeker], Seats::Random))
+    }
+
+    pub fn decline_challenge(&self, id: ChallengeId, player: &PlayerRec) -> Result<(), Refusal> {
+        let (lobby, c) = self.take_challenge(id, player, true)?;
+        close_challenge(&lobby, &c, "declined");
+        Ok(())
+    }
+
+    pub fn cancel_challenge(&self, id: ChallengeId, player: &PlayerRec) -> Result<(), Refusal> {
+        let (lobby, c) = self.take_challenge(id, player, false)?;
+        close_challenge(&lobby, &c, "cancelled");
+        Ok(())
+    }
+
+    /// Every challenge closed (shutdown).
+    pub fn close_all_challenges(&self) {
+        let mut lobby = self.lobby();
+        let all: Vec<Challenge> = lobby.challenges.drain().map(|(_, c)| c).collect();
+        for c in all {
+            close_challenge(&lobby, &c, "shutting_down");
+        }
+    }
+
+    /// Tells every online connection.
+    pub fn broadcast(&self, msg: &LobbyMessage) {
+        let text = encode_lobby(msg);
+        let lobby = self.lobby();
+        for o in lobby.online.values() {
+            for p in &o.peers {
+                p.send(text.clone());
+            }
+        }
+    }
+}
+
+/// Tells both sides of a challenge that it is over.
+fn close_challenge(lobby: &Lobby, c: &Challenge, reason: &str) {
+    let text = encode_lobby(&LobbyMessage::ChallengeClosed {
+        challenge: c.id,
+        reason: reason.into(),
+    });
+    c.from.peer.send(text.clone());
+    if let Some(o) = lobby.online.get(&c.to.id) {
+        for p in &o.peers {
+            p.send(text.clone());
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Playing the computer over a real socket: a whole Level 3 blitz game that the bot
+//! finishes legally, its actions going through the game task like a person's.
+
+use protocol::game::{Action, EndReason, Player, Status};
+use protocol::record::EntryKind;
+use protocol::settings::{Level, Settings};
+use protocol::wire::{Change, ClientMessage, ServerMessage};
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use tamsk_tests::*;
+
+fn quick_bot_config() -> server::Config {
+    server::Config {
+        bot: protocol::bot::BotConfig {
+            think_ms: 15,
+            margin_ms: 60,
+            flip_after_ms: 5,
+        },
+        ..test_config()
+    }
+}
+
+/// The person's side of a game: a seeded random mover that always drops and shuffles
+/// back and forth once out of rings. It acts whenever its replica says it is on turn,
+/// but while the bot may flip the 15-second timer it waits for the bot to do so; an
+/// action that crossed a deadline on the way is refused, and it reads on.
+pub async fn play_against(me: &mut Follower, seed: u64, max_moves: u32) -> usize {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut refused = 0;
+    let mut last: Option<(protocol::Square, protocol::Square)> = None;
+    let mut sent_at_seq = None;
+    while me.replica.is_playing() {
+        assert!(
+            me.replica.move_count() < max_moves,
+            "the game should have ended"
+        );
+        let seat = me.seat();
+        let mine = me.replica.turn() == seat
+            && me.replica.held().is_none()
+            && !me.replica.is_ending()
+            && sent_at_seq != Some(me.seq)
+            && me.replica.check(seat.other(), Action::Flip).is_err();
+        if mine {
+            let legal: Vec<Action> = me
+                .replica
+                .legal_actions(seat)
+                .into_iter()
+                .filter(|a| matches!(a, Action::Move { to, drop: true, .. } if !me.replica.is_full(*to)))
+                .collect();
+            let back = last.and_then(|(from, to)| {
+                legal.iter().copied().find(
+                    |a| matches!(a, Action::Move { from: f, to: t, .. } if *f == to && *t == from),
+                )
+            });
+            let action = match back {
+                Some(b) if me.replica.rings_left(seat) == 0 => Some(b),
+                _ => legal.choose(&mut rng).copied(),
+            };
+            if let Some(action) = action {
+                if let Action::Move { from, to, .. } = action {
+                    last = Some((from, to));
+                }
+                me.act(action).await;
+                sent_at_seq = Some(me.seq);
+            }
+        }
+        match me.client.recv().await {
+            ServerMessage::Event(ev) => me.check(&ev),
+            ServerMessage::Error { .. } => refused += 1,
+            ServerMessage::Watchers { .. } | ServerMessage::Lag { .. } => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    refused
+}
+
+#[tokio::test]
+async fn a_whole_game_against_the_bot() {
+    let server = TestServer::start_with(quick_bot_config()).await;
+    let mut me = Client::new_player(&server, "Human").await;
+    let settings = Settings::blitz(Level::Three);
+    me.send(&ClientMessage::PlayBot {
+        settings: settings.clone(),
+    })
+    .await;
+    let mut me = Follower::await_snapshot(me).await;
+    let bot = me.seat().other();
+    let bot_info = match bot {
+        Player::Red => &me.snapshot.red,
+        Player::Black => &me.snapshot.black,
+    };
+    assert_eq!(bot_info.name, "TAMSK bot");
+    assert_eq!(me.snapshot.state.settings(), &settings);
+    play_against(&mut me, 11, 1500).await;
+
+    let Status::Finished { outcome } = me.replica.status().clone() else {
+        panic!("the game finished, not {:?}", me.replica.status());
+    };
+    assert!(
+        !matches!(outcome.reason, EndReason::FullSocket { player } if player == bot),
+        "{outcome:?}"
+    );
+    // The bot played: moves with drops, and the 15-second timer on my turns.
+    let bot_actions: Vec<Action> = me
+        .log
+        .iter()
+        .filter_map(|ev| match &ev.change {
+            Change::Play { entry, .. } => match entry.kind {
+                EntryKind::Act { player, action } if player == bot => Some(action),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let moves = bot_actions
+        .iter()
+        .filter(|a| matches!(a, Action::Move { drop: true, .. }))
+        .count();
+    assert!(moves >= 10, "the bot moved {moves} times");
+    assert!(
+        bot_actions.contains(&Action::Flip),
+        "the bot uses the timer"
+    );
+    assert!(
+        me.replica.rings_left(bot) < 32 - 10,
+        "the bot drops its rings: {} left",
+        me.replica.rings_left(bot)
+    );
+    eprintln!(
+        "{} after {} moves",
+        outcome.describe(),
+        me.replica.move_count()
+    );
+    // The game is stored with the bot as a player.
+    let v = http_get(
+        server.addr,
+        &format!("/games/{}", me.game),
+        Some("application/json"),
+    )
+    .await
+    .json();
+    assert_eq!(v["state"], "finished");
+    let bot_side = if bot == Player::Red { "red" } else { "black" };
+    assert_eq!(v[bot_side]["player_id"], "bot");
+}
+
+/// The bot always takes a rematch.
+#[tokio::test]
+async fn the_bot_takes_a_rematch() {
+    let server = TestServer::start_with(quick_bot_config()).await;
+    let mut me = Client::new_player(&server, "Human").await;
+    me.send(&ClientMessage::PlayBot {
+        settings: Settings::blitz(Level::One),
+    })
+    .await;
+    let mut me = Follower::await_snapshot(me).await;
+    let first = me.game;
+    let seat = me.seat();
+    me.act(Action::Resign).await;
+    me.until("end", |e| matches!(e, protocol::Event::GameEnded { .. }))
+        .await;
+    me.client
+        .send(&ClientMessage::Rematch { game: first })
+        .await;
+    let me = Follower::await_snapshot(me.client).await;
+    assert!(me.game > first);
+    assert_eq!(me.seat(), seat.other(), "colours swapped");
+}
