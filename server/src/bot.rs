@@ -4,11 +4,13 @@
 //! exactly as a connection does ([`GameCmd::Act`], stamped with the instant it is sent):
 //! same validation, same timing as a person's.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use axum::extract::ws::Utf8Bytes;
-use protocol::bot::{plan, Plan};
-use protocol::game::{Game, Player};
+use protocol::bot::{plan, BotConfig, Plan};
+use protocol::game::{Action, Game, Player};
+use protocol::record::EntryKind;
 use protocol::wire::{Change, GameId, ServerFrame, ServerMessage};
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Duration, Instant};
@@ -48,8 +50,128 @@ struct Seat {
 /// Counters of the bot seats, for `/metrics` and tests.
 #[derive(Default)]
 pub struct BotStats {
-    pub actions: std::sync::atomic::AtomicU64,
-    pub refused: std::sync::atomic::AtomicU64,
+    pub actions: AtomicU64,
+    pub refused: AtomicU64,
+}
+
+/// The bot's side of one game, whatever carries its frames: it follows the game from
+/// the server's messages and says when to act and what ([`Driver::step`]).
+pub struct Driver {
+    config: BotConfig,
+    seat: Option<Seat>,
+    wake: Option<Instant>,
+    /// An action is on its way: wait for its event (or error) before planning again.
+    awaiting: Option<Instant>,
+}
+
+/// What a message meant for the driver.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Heard {
+    Nothing,
+    /// The server refused the bot's action.
+    Refused(String),
+    /// The replica could not follow the game (it should not happen).
+    Lost(String),
+}
+
+impl Driver {
+    pub fn new(config: BotConfig) -> Driver {
+        Driver {
+            config,
+            seat: None,
+            wake: None,
+            awaiting: None,
+        }
+    }
+
+    /// The game being played, once a snapshot came.
+    pub fn game(&self) -> Option<GameId> {
+        self.seat.as_ref().map(|s| s.game)
+    }
+
+    /// The replica of the game being played.
+    pub fn replica(&self) -> Option<&Game> {
+        self.seat.as_ref().map(|s| &s.replica)
+    }
+
+    /// The game is over (or never started).
+    pub fn over(&self) -> bool {
+        self.seat.as_ref().is_some_and(|s| !s.replica.is_playing())
+    }
+
+    /// When [`Driver::step`] should run again at the latest.
+    pub fn timer(&self) -> Option<Instant> {
+        self.awaiting.or(self.wake)
+    }
+
+    /// Takes in a message of the server, received at `at`.
+    pub fn hear(&mut self, msg: &ServerMessage, at: Instant) -> Heard {
+        match msg {
+            ServerMessage::Snapshot(s) => {
+                if let Some(me) = s.seat {
+                    self.seat = Some(Seat {
+                        game: s.game,
+                        me,
+                        start: at - Duration::from_millis(s.now_ms),
+                        replica: s.state.clone(),
+                    });
+                    self.awaiting = None;
+                }
+            }
+            ServerMessage::Event(ev) => {
+                let Some(s) = self.seat.as_mut().filter(|s| s.game == ev.game) else {
+                    return Heard::Nothing;
+                };
+                if let Change::Play { entry, .. } = &ev.change {
+                    if let Err(e) = entry.apply_to(&mut s.replica) {
+                        return Heard::Lost(e.to_string());
+                    }
+                    if matches!(&entry.kind, EntryKind::Act { player, .. } if *player == s.me) {
+                        self.awaiting = None;
+                    }
+                }
+            }
+            ServerMessage::Error { code, .. } if self.awaiting.is_some() => {
+                self.awaiting = None;
+                return Heard::Refused(code.clone());
+            }
+            _ => {}
+        }
+        Heard::Nothing
+    }
+
+    /// Plans at `now`: the action to send now, if any (then it waits for its answer).
+    pub fn step(&mut self, now: Instant) -> Option<(GameId, Action)> {
+        if self.awaiting.is_some_and(|t| t <= now) {
+            self.awaiting = None;
+        }
+        let s = self.seat.as_ref()?;
+        if !s.replica.is_playing() || self.awaiting.is_some() {
+            return None;
+        }
+        let now_ms = now.saturating_duration_since(s.start).as_millis() as u64;
+        match plan(&s.replica, s.me, now_ms, &self.config) {
+            Plan::Act(action) => {
+                self.wake = None;
+                self.awaiting = Some(now + REPLY_TIMEOUT);
+                Some((s.game, action))
+            }
+            Plan::Wait(at) => {
+                self.wake = Some(s.start + Duration::from_millis(at));
+                None
+            }
+            Plan::Idle => {
+                self.wake = None;
+                None
+            }
+        }
+    }
+
+    /// The action could not be sent (a busy game): plan again shortly.
+    pub fn retry_soon(&mut self, now: Instant) {
+        self.awaiting = None;
+        self.wake = Some(now + Duration::from_millis(20));
+    }
 }
 
 async fn drive(
@@ -58,90 +180,53 @@ async fn drive(
     peer: Peer,
     mut rx: mpsc::Receiver<Utf8Bytes>,
 ) {
-    let config = match hub.upgrade() {
-        Some(h) => h.config.bot.clone(),
+    let mut driver = match hub.upgrade() {
+        Some(h) => Driver::new(h.config.bot.clone()),
         None => return,
     };
-    let mut seat: Option<Seat> = None;
-    let mut wake: Option<Instant> = None;
-    // An action is on its way: wait for its event (or error) before planning again.
-    let mut awaiting: Option<Instant> = None;
     loop {
-        let timer = awaiting.or(wake);
+        let timer = driver.timer();
         tokio::select! {
             frame = rx.recv() => {
                 let Some(text) = frame else { break };
-                match serde_json::from_str::<ServerFrame>(text.as_str()) {
-                    Ok(ServerFrame::Message(ServerMessage::Snapshot(s))) => {
-                        let Some(me) = s.seat else { continue };
-                        seat = Some(Seat {
-                            game: s.game,
-                            me,
-                            start: Instant::now() - Duration::from_millis(s.now_ms),
-                            replica: s.state,
-                        });
-                        awaiting = None;
-                    }
-                    Ok(ServerFrame::Message(ServerMessage::Event(ev))) => {
-                        let Some(s) = seat.as_mut().filter(|s| s.game == ev.game) else {
-                            continue;
-                        };
-                        if let Change::Play { entry, .. } = &ev.change {
-                            if let Err(e) = entry.apply_to(&mut s.replica) {
-                                tracing::error!(game = s.game, error = %e, "bot replica out of step");
-                                break;
-                            }
-                            if matches!(&entry.kind, protocol::record::EntryKind::Act { player, .. } if *player == s.me) {
-                                awaiting = None;
+                if let Ok(ServerFrame::Message(msg)) = serde_json::from_str::<ServerFrame>(text.as_str()) {
+                    match driver.hear(&msg, Instant::now()) {
+                        Heard::Nothing => {}
+                        Heard::Refused(code) => {
+                            tracing::warn!(player = %player.id, %code, "bot action refused");
+                            if let Some(h) = hub.upgrade() {
+                                h.bot_stats.refused.fetch_add(1, Ordering::Relaxed);
                             }
                         }
-                    }
-                    Ok(ServerFrame::Message(ServerMessage::Error { code, message, .. })) => {
-                        tracing::warn!(player = %player.id, %code, %message, "bot action refused");
-                        if let Some(h) = hub.upgrade() {
-                            h.bot_stats.refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        Heard::Lost(why) => {
+                            tracing::error!(player = %player.id, %why, "bot replica out of step");
+                            break;
                         }
-                        awaiting = None;
                     }
-                    _ => continue,
                 }
             }
-            _ = sleep_until(timer.unwrap_or_else(Instant::now)), if timer.is_some() => {
-                awaiting = None;
-            }
+            _ = sleep_until(timer.unwrap_or_else(Instant::now)), if timer.is_some() => {}
         }
-        let Some(s) = seat.as_ref() else { continue };
-        if !s.replica.is_playing() {
+        if driver.over() {
             break;
         }
-        if awaiting.is_some() {
+        let now = Instant::now();
+        let Some((game, action)) = driver.step(now) else {
             continue;
-        }
-        let now_ms = s.start.elapsed().as_millis() as u64;
-        wake = match plan(&s.replica, s.me, now_ms, &config) {
-            Plan::Act(action) => {
-                let Some(h) = hub.upgrade() else { break };
-                let Some(handle) = h.game(s.game) else { break };
-                let cmd = GameCmd::Act {
-                    peer: peer.clone(),
-                    player: player.clone(),
-                    action,
-                    received: Instant::now(),
-                };
-                if handle.tx.try_send(cmd).is_ok() {
-                    h.bot_stats
-                        .actions
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    awaiting = Some(Instant::now() + REPLY_TIMEOUT);
-                    None
-                } else {
-                    // The game is busy: try again shortly.
-                    Some(Instant::now() + Duration::from_millis(20))
-                }
-            }
-            Plan::Wait(at) => Some(s.start + Duration::from_millis(at)),
-            Plan::Idle => None,
         };
+        let Some(h) = hub.upgrade() else { break };
+        let Some(handle) = h.game(game) else { break };
+        let cmd = GameCmd::Act {
+            peer: peer.clone(),
+            player: player.clone(),
+            action,
+            received: now,
+        };
+        if handle.tx.try_send(cmd).is_ok() {
+            h.bot_stats.actions.fetch_add(1, Ordering::Relaxed);
+        } else {
+            driver.retry_soon(now);
+        }
     }
     tracing::debug!(player = %player.id, "bot seat done");
 }

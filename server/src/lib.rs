@@ -7,6 +7,7 @@
 //! bounded queue between them ([`connection`]); [`hub`] is what they share.
 
 pub mod bot;
+pub mod bot_client;
 pub mod config;
 pub mod connection;
 pub mod game;

@@ -167,3 +167,40 @@ async fn the_bot_takes_a_rematch() {
     assert!(me.game > first);
     assert_eq!(me.seat(), seat.other(), "colours swapped");
 }
+
+/// The same bot as an external client over the protocol: it hosts a private game, a
+/// person joins with the code, and the bot plays it to the end.
+#[tokio::test]
+async fn the_bot_plays_as_an_external_client() {
+    let server = TestServer::start().await;
+    let settings = Settings::blitz(Level::Three);
+    let (code_tx, mut code_rx) = tokio::sync::mpsc::unbounded_channel();
+    let options = server::bot_client::Options {
+        url: server.ws_url(),
+        name: "Outside bot".into(),
+        token: None,
+        find: server::bot_client::Find::Host(settings.clone()),
+        games: 1,
+        config: quick_bot_config().bot,
+    };
+    let bot = tokio::spawn(server::bot_client::run(options, move |code| {
+        let _ = code_tx.send(code.to_string());
+    }));
+    let code = within("the code", code_rx.recv()).await.expect("a code");
+    let mut me = Client::new_player(&server, "Human").await;
+    me.send(&ClientMessage::JoinCode { code }).await;
+    let mut me = Follower::await_snapshot(me).await;
+    let bot_seat = me.seat().other();
+    play_against(&mut me, 5, 1500).await;
+    let report = within("the bot's report", bot)
+        .await
+        .expect("bot task")
+        .expect("the bot ran");
+    assert_eq!(report.games.len(), 1);
+    let (game, status) = &report.games[0];
+    assert_eq!(*game, me.game);
+    assert_eq!(status, me.replica.status(), "the bot saw the same end");
+    assert!(matches!(status, Status::Finished { .. }));
+    assert!(report.actions >= 10, "{report:?}");
+    assert!(me.replica.rings_left(bot_seat) < 32 - 10);
+}

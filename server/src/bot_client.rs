@@ -1,0 +1,197 @@
+//! The bot as an external client: it connects to a server over the websocket protocol
+//! like any player, finds games (quick match, a private code, or challenges it accepts)
+//! and plays them with the same [`Driver`] as the in-process seat.
+
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use protocol::bot::BotConfig;
+use protocol::game::Status;
+use protocol::settings::Settings;
+use protocol::wire::{
+    ClientMessage, GameId, LobbyMessage, ServerFrame, ServerMessage, PROTOCOL_VERSION,
+};
+use tokio::time::{sleep_until, Instant};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::bot::{Driver, Heard};
+
+/// How the bot finds its games.
+#[derive(Clone, Debug)]
+pub enum Find {
+    /// Quick match with these settings.
+    Seek(Settings),
+    /// Hosts a private game; the code is logged and reported through `on_code`.
+    Host(Settings),
+    /// Joins a private game.
+    JoinCode(String),
+    /// Waits for challenges and accepts them.
+    AcceptChallenges,
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The server's websocket, e.g. `ws://127.0.0.1:7878/ws`.
+    pub url: String,
+    pub name: String,
+    /// Come back as this player.
+    pub token: Option<String>,
+    pub find: Find,
+    /// Games to play before returning (0: forever).
+    pub games: u32,
+    pub config: BotConfig,
+}
+
+/// What the bot did.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub player_id: String,
+    pub token: String,
+    /// Each game played and how it ended.
+    pub games: Vec<(GameId, Status)>,
+    pub actions: u64,
+    pub refused: u64,
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn send(ws: &mut Ws, msg: &ClientMessage) -> anyhow::Result<()> {
+    ws.send(Message::text(serde_json::to_string(msg)?)).await?;
+    Ok(())
+}
+
+/// The next frame (answering the server's pings), or `None` when the connection closed.
+async fn next(ws: &mut Ws) -> anyhow::Result<Option<ServerFrame>> {
+    loop {
+        match ws.next().await {
+            None => return Ok(None),
+            Some(Err(e)) => return Err(e.into()),
+            Some(Ok(Message::Text(text))) => {
+                let frame: ServerFrame = match serde_json::from_str(text.as_str()) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "unreadable frame skipped");
+                        continue;
+                    }
+                };
+                if let ServerFrame::Message(ServerMessage::Ping { nonce, .. }) = frame {
+                    send(ws, &ClientMessage::Pong { nonce }).await?;
+                    continue;
+                }
+                return Ok(Some(frame));
+            }
+            Some(Ok(Message::Close(_))) => return Ok(None),
+            Some(Ok(_)) => {}
+        }
+    }
+}
+
+/// Plays `options.games` games (or until the server goes), then returns what happened.
+/// `on_code` hears the code of a hosted private game.
+pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Report> {
+    let (mut ws, _) = tokio_tungstenite::connect_async(options.url.as_str()).await?;
+    send(
+        &mut ws,
+        &ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: options.token.is_none().then(|| options.name.clone()),
+            token: options.token.clone(),
+        },
+    )
+    .await?;
+    let mut report = Report::default();
+    match next(&mut ws).await? {
+        Some(ServerFrame::Message(ServerMessage::Welcome {
+            player_id, token, ..
+        })) => {
+            report.player_id = player_id;
+            report.token = token;
+        }
+        other => anyhow::bail!("expected welcome, got {other:?}"),
+    }
+    tracing::info!(player = %report.player_id, "bot connected");
+    while options.games == 0 || (report.games.len() as u32) < options.games {
+        match &options.find {
+            Find::Seek(settings) => {
+                send(
+                    &mut ws,
+                    &ClientMessage::Seek {
+                        settings: settings.clone(),
+                    },
+                )
+                .await?
+            }
+            Find::Host(settings) => {
+                send(
+                    &mut ws,
+                    &ClientMessage::Host {
+                        settings: settings.clone(),
+                    },
+                )
+                .await?
+            }
+            Find::JoinCode(code) => {
+                send(&mut ws, &ClientMessage::JoinCode { code: code.clone() }).await?
+            }
+            Find::AcceptChallenges => {}
+        }
+        let mut driver = Driver::new(options.config.clone());
+        // Until the game starts.
+        loop {
+            match next(&mut ws).await? {
+                None => return Ok(report),
+                Some(ServerFrame::Message(msg @ ServerMessage::Snapshot(_))) => {
+                    driver.hear(&msg, Instant::now());
+                    break;
+                }
+                Some(ServerFrame::Message(ServerMessage::Error { code, message, .. })) => {
+                    anyhow::bail!("the server refused: {code}: {message}")
+                }
+                Some(ServerFrame::Lobby(LobbyMessage::Hosting { code, .. })) => {
+                    tracing::info!(%code, "hosting a private game");
+                    on_code(&code);
+                }
+                Some(ServerFrame::Lobby(LobbyMessage::Challenged {
+                    challenge, from, ..
+                })) if matches!(options.find, Find::AcceptChallenges) => {
+                    tracing::info!(from = %from.name, "accepting a challenge");
+                    send(&mut ws, &ClientMessage::AcceptChallenge { challenge }).await?;
+                }
+                Some(ServerFrame::Lobby(LobbyMessage::ShuttingDown { .. })) => return Ok(report),
+                Some(_) => {}
+            }
+        }
+        let game = driver.game().expect("a seat");
+        tracing::info!(game, "bot playing");
+        // The game.
+        while !driver.over() {
+            if let Some((game, action)) = driver.step(Instant::now()) {
+                send(&mut ws, &ClientMessage::Act { game, action }).await?;
+                report.actions += 1;
+                continue;
+            }
+            let timer = driver.timer();
+            tokio::select! {
+                frame = next(&mut ws) => match frame? {
+                    None => return Ok(report),
+                    Some(ServerFrame::Message(msg)) => match driver.hear(&msg, Instant::now()) {
+                        Heard::Nothing => {}
+                        Heard::Refused(code) => {
+                            tracing::warn!(%code, "bot action refused");
+                            report.refused += 1;
+                        }
+                        Heard::Lost(why) => anyhow::bail!("the bot lost track of the game: {why}"),
+                    },
+                    Some(ServerFrame::Lobby(_)) => {}
+                },
+                _ = sleep_until(timer.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600))) => {}
+            }
+        }
+        let status = driver.replica().expect("a game").status().clone();
+        tracing::info!(game, ?status, "bot game over");
+        report.games.push((game, status));
+    }
+    let _ = ws.close(None).await;
+    Ok(report)
+}
