@@ -45,6 +45,8 @@ pub struct Config {
     /// The SQLite database file (created on first run); `None`: a private in-memory
     /// database that goes with the process.
     pub db_path: Option<PathBuf>,
+    /// At shutdown, how long live games may go on before they are aborted.
+    pub drain: Duration,
     /// How the computer takes its time.
     pub bot: protocol::bot::BotConfig,
     /// How long a challenge waits for an answer.
@@ -76,6 +78,7 @@ impl Default for Config {
             store_ack_timeout: Duration::from_secs(5),
             challenge_timeout: Duration::from_secs(60),
             bot: protocol::bot::BotConfig::default(),
+            drain: Duration::from_secs(30),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! the connection's bounded outbound queue to the socket from a separate task.
 
 use std::collections::HashSet;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -112,8 +113,12 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
         lag_ms: None,
     };
     tracing::debug!(conn = conn.peer.conn, "connected");
+    let metrics = &hub.metrics;
+    metrics.connections_open.fetch_add(1, Ordering::Relaxed);
+    metrics.connections_total.fetch_add(1, Ordering::Relaxed);
     conn.read_loop(stream).await;
     conn.cleanup().await;
+    metrics.connections_open.fetch_sub(1, Ordering::Relaxed);
     kill.kill(CLOSE_NORMAL, "bye");
     drop(conn);
     let _ = writer.await;

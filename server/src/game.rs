@@ -95,6 +95,8 @@ struct GameTask {
     deferred: VecDeque<GameCmd>,
     /// Shutting down: stop once the end is stored and announced.
     stopping: bool,
+    /// Held while the game is being played (shutdown drains these).
+    playing: Option<crate::hub::PlayingGuard>,
     /// Rematch offers by seat, with the connection that made each.
     rematch: [Option<Peer>; 2],
     /// The rematch started.
@@ -155,7 +157,11 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         stopping: false,
         rematch: [None, None],
         rematched: None,
+        playing: Some(hub.playing_guard()),
     };
+    hub.metrics
+        .games_started
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     for (seat, seeker) in [(Player::Red, red), (Player::Black, black)] {
         task.subs.push(Sub {
             peer: seeker.peer.clone(),
@@ -220,6 +226,7 @@ impl GameTask {
                 if self.linger_until.is_some_and(|t| t <= w) {
                     break;
                 }
+                self.hub.metrics.timer_lateness.observe(Instant::now() - w);
                 self.on_time();
                 stalled = self.next_wake() == wake;
                 if stalled {
@@ -257,6 +264,7 @@ impl GameTask {
     /// The end is on disk (or the store did not answer in time): announce it.
     fn release(&mut self) {
         self.durable = None;
+        self.playing = None;
         for text in std::mem::take(&mut self.held) {
             self.fan_out(&text);
         }
@@ -503,6 +511,14 @@ impl GameTask {
         self.catch_up(at);
         match self.game.apply(seat, action, at) {
             Ok(events) => {
+                let m = &self.hub.metrics;
+                m.actions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if matches!(
+                    action,
+                    Action::Move { .. } | Action::Release { .. } | Action::Place { .. }
+                ) {
+                    m.moves.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 self.publish_play(
                     at,
                     EntryKind::Act {
@@ -513,6 +529,10 @@ impl GameTask {
                 );
             }
             Err(e) => {
+                self.hub
+                    .metrics
+                    .actions_refused
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 peer.send_msg(&error(e.code(), e.to_string(), self.id));
             }
         }
@@ -707,6 +727,7 @@ impl GameTask {
 
     /// Numbers a change, keeps it for reconnects and sends it to everyone.
     fn publish(&mut self, change: Change) {
+        let began = Instant::now();
         self.seq += 1;
         let text = encode(&ServerMessage::Event(Box::new(GameEvent {
             game: self.id,
@@ -724,6 +745,9 @@ impl GameTask {
         } else {
             self.fan_out(&text);
         }
+        let m = &self.hub.metrics;
+        m.events.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        m.fanout.observe(began.elapsed());
     }
 
     /// Hands a frame to every subscriber; those who are gone or too slow are dropped.

@@ -25,6 +25,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
     Router::new()
         .route("/ws", get(ws))
         .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
         .route("/games", get(games))
         .route("/games/{id}", get(game))
         .with_state(hub)
@@ -36,6 +37,17 @@ async fn healthz(State(hub): State<Arc<Hub>>) -> Response {
     } else {
         (StatusCode::OK, "ok\n").into_response()
     }
+}
+
+async fn metrics(State(hub): State<Arc<Hub>>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        crate::metrics::render(&hub),
+    )
+        .into_response()
 }
 
 fn wants_json(headers: &HeaderMap) -> bool {

@@ -140,6 +140,21 @@ pub struct Hub {
     /// The computer, who plays anyone at once.
     pub bot: Arc<PlayerRec>,
     pub bot_stats: crate::bot::BotStats,
+    /// Games being played (not over): shutdown drains them.
+    playing: Arc<(std::sync::atomic::AtomicUsize, Notify)>,
+    /// Shutting down: no new games; live ones may still finish.
+    draining: std::sync::atomic::AtomicBool,
+    pub metrics: crate::metrics::Metrics,
+}
+
+/// Counts a game as being played while held.
+pub struct PlayingGuard(Arc<(std::sync::atomic::AtomicUsize, Notify)>);
+
+impl Drop for PlayingGuard {
+    fn drop(&mut self) {
+        self.0 .0.fetch_sub(1, Ordering::SeqCst);
+        self.0 .1.notify_waiters();
+    }
 }
 
 impl Hub {
@@ -172,6 +187,9 @@ impl Hub {
         Hub {
             bot,
             bot_stats: crate::bot::BotStats::default(),
+            playing: Arc::default(),
+            draining: Default::default(),
+            metrics: Default::default(),
             stop_games,
             games_alive: Mutex::new(Some(games_alive)),
             config,
@@ -202,7 +220,7 @@ impl Hub {
     }
 
     pub fn is_shutting_down(&self) -> bool {
-        *self.stop_games.borrow()
+        *self.stop_games.borrow() || self.draining.load(Ordering::SeqCst)
     }
 
     /// A game against the computer, at once (seats drawn at random).
@@ -217,7 +235,46 @@ impl Hub {
 
     /// No new games start (shutting down).
     pub fn closed_for_new_games(&self) -> bool {
-        self.is_shutting_down()
+        self.draining.load(Ordering::SeqCst) || self.is_shutting_down()
+    }
+
+    /// Held by a game task while its game is being played.
+    pub fn playing_guard(&self) -> PlayingGuard {
+        self.playing.0.fetch_add(1, Ordering::SeqCst);
+        PlayingGuard(self.playing.clone())
+    }
+
+    /// Games being played.
+    pub fn playing_count(&self) -> usize {
+        self.playing.0.load(Ordering::SeqCst)
+    }
+
+    /// Shutdown, first part: no new games; seeks and challenges are withdrawn; every
+    /// client is told; then waits until the live games are over or `drain` has passed.
+    pub async fn drain(&self, drain: std::time::Duration) {
+        self.draining.store(true, Ordering::SeqCst);
+        self.cancel_all_seeks();
+        self.close_all_challenges();
+        self.broadcast(&protocol::wire::LobbyMessage::ShuttingDown {
+            drain_ms: drain.as_millis() as u64,
+            server_ms: crate::connection::unix_ms(),
+        });
+        let deadline = tokio::time::Instant::now() + drain;
+        loop {
+            let ended = self.playing.1.notified();
+            let left = self.playing_count();
+            if left == 0 {
+                tracing::info!("drained: no game is being played");
+                return;
+            }
+            tokio::select! {
+                _ = ended => {}
+                _ = tokio::time::sleep_until(deadline) => {
+                    tracing::info!(games = left, "drain period over");
+                    return;
+                }
+            }
+        }
     }
 
     /// Registers a new player under a fresh secret token, once he is stored; `None` if

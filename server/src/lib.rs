@@ -15,6 +15,7 @@ pub mod http;
 pub mod hub;
 pub mod limits;
 pub mod lobby;
+pub mod metrics;
 pub mod store;
 
 use std::future::Future;
@@ -59,6 +60,7 @@ pub async fn try_run_with(
     let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
     let (games_alive_tx, mut games_alive_rx) = mpsc::channel::<()>(1);
     let send_buffer = config.socket_send_buffer;
+    let drain = config.drain;
     let hub = Arc::new(hub::Hub::new(
         config,
         store.clone(),
@@ -82,7 +84,12 @@ pub async fn try_run_with(
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;
-            tracing::info!("shutting down: aborting live games");
+            tracing::info!(
+                drain_ms = drain.as_millis() as u64,
+                "shutting down: no new games; draining live ones"
+            );
+            shutdown_hub.drain(drain).await;
+            tracing::info!("aborting the games still live");
             // Games first, so that their last events are queued before the connections
             // close (a connection sends what is queued before its close frame).
             let _ = stop_games_tx.send(true);

@@ -18,6 +18,10 @@ struct Args {
     /// The SQLite database file: players and stored games. Created on first run.
     #[arg(long, env = "TAMSK_DB", default_value = "tamsk.db")]
     db: PathBuf,
+    /// At shutdown (SIGTERM, ctrl-c), how long live games may go on before the rest are
+    /// aborted (and stored).
+    #[arg(long, env = "TAMSK_DRAIN_MS", default_value_t = 30_000)]
+    drain_ms: u64,
     /// Structured (JSON) logs. Log level from RUST_LOG (default info).
     #[arg(
         long,
@@ -81,6 +85,7 @@ async fn main() -> anyhow::Result<()> {
             .idle_timeout
             .max(Duration::from_millis(args.ping_interval_ms * 3)),
         db_path: Some(args.db),
+        drain: Duration::from_millis(args.drain_ms),
         ..defaults
     };
     let listener = tokio::net::TcpListener::bind(args.listen).await?;

@@ -31,6 +31,7 @@ pub struct TestServer {
 pub fn test_config() -> Config {
     Config {
         reconnect_grace: Duration::from_millis(600),
+        drain: Duration::ZERO,
         ping_interval: Duration::from_secs(3600),
         idle_timeout: Duration::from_secs(3600),
         ..Config::default()
@@ -60,6 +61,13 @@ impl TestServer {
 
     pub fn ws_url(&self) -> String {
         format!("ws://{}/ws", self.addr)
+    }
+
+    /// Tells the server to shut down (as a SIGTERM would), without waiting.
+    pub fn begin_stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
     }
 
     /// Stops the server and waits for it to finish.
