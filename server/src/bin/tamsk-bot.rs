@@ -46,7 +46,11 @@ fn settings(json: &str) -> anyhow::Result<Settings> {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).init();
+    // Logs to stderr: stdout carries the code, the token and the results.
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
     let find = match (&args.seek, &args.host, &args.join) {
         (Some(s), _, _) => Find::Seek(settings(s)?),
         (_, Some(s), _) => Find::Host(settings(s)?),
