@@ -1,0 +1,249 @@
+//! The `tamsk-server` binary as a process: a crash (SIGKILL) right after a game's end is
+//! announced still finds the game stored at the next start on the same database file; a
+//! game cut off by a crash is stored as aborted; SIGTERM drains, stores and exits 0.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use protocol::game::{Action, Event, Player};
+use protocol::settings::{Level, Settings};
+use protocol::wire::{Change, ClientMessage, GameId, ServerFrame, ServerMessage};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::tungstenite::Message;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    /// Starts the binary on an ephemeral port; waits for its "listening" log line.
+    fn start(db: &Path, drain_ms: u64) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tamsk-server"))
+            .args(["--listen", "127.0.0.1:0", "--log-json", "--drain-ms"])
+            .arg(drain_ms.to_string())
+            .arg("--db")
+            .arg(db)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start tamsk-server");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let addr = loop {
+            let line = lines
+                .next()
+                .expect("the server logs that it listens")
+                .expect("a log line");
+            let v: serde_json::Value = serde_json::from_str(&line).expect("JSON logs");
+            if v["fields"]["message"] == "listening" {
+                break v["fields"]["addr"].as_str().expect("addr").to_string();
+            }
+        };
+        // Keep reading the logs so that the pipe never fills.
+        std::thread::spawn(move || for _ in lines {});
+        Server { child, addr }
+    }
+
+    fn kill_hard(mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaped");
+    }
+
+    fn terminate(mut self) -> std::process::ExitStatus {
+        let ok = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill -TERM");
+        assert!(ok.success());
+        self.child.wait().expect("exit status")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn send(ws: &mut Ws, msg: &ClientMessage) {
+    let text = serde_json::to_string(msg).unwrap();
+    ws.send(Message::text(text)).await.expect("send");
+}
+
+async fn recv(ws: &mut Ws) -> ServerMessage {
+    loop {
+        let frame = tokio::time::timeout(WAIT, ws.next())
+            .await
+            .expect("a message in time")
+            .expect("open")
+            .expect("a frame");
+        if let Message::Text(text) = frame {
+            if let ServerFrame::Message(m) = serde_json::from_str(text.as_str()).unwrap() {
+                return m;
+            }
+        }
+    }
+}
+
+async fn player(addr: &str, name: &str) -> Ws {
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .expect("connect");
+    send(
+        &mut ws,
+        &ClientMessage::Hello {
+            version: 1,
+            name: Some(name.into()),
+            token: None,
+        },
+    )
+    .await;
+    assert!(matches!(recv(&mut ws).await, ServerMessage::Welcome { .. }));
+    ws
+}
+
+/// Two players in a Level 1 game: (red, black, game id).
+async fn game(addr: &str) -> (Ws, Ws, GameId) {
+    let settings = Settings::blitz(Level::One);
+    let mut a = player(addr, "Ann").await;
+    let mut b = player(addr, "Ben").await;
+    send(
+        &mut a,
+        &ClientMessage::Seek {
+            settings: settings.clone(),
+        },
+    )
+    .await;
+    assert!(matches!(recv(&mut a).await, ServerMessage::Seeking { .. }));
+    send(&mut b, &ClientMessage::Seek { settings }).await;
+    let ServerMessage::Snapshot(sa) = recv(&mut a).await else {
+        panic!("a snapshot")
+    };
+    let ServerMessage::Snapshot(_) = recv(&mut b).await else {
+        panic!("a snapshot")
+    };
+    if sa.seat == Some(Player::Red) {
+        (a, b, sa.game)
+    } else {
+        (b, a, sa.game)
+    }
+}
+
+/// Reads events until one of them satisfies `pred`.
+async fn until_event(ws: &mut Ws, pred: impl Fn(&Event) -> bool) {
+    loop {
+        if let ServerMessage::Event(ev) = recv(ws).await {
+            if let Change::Play { events, .. } = &ev.change {
+                if events.iter().any(&pred) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+async fn stored(addr: &str, id: GameId) -> serde_json::Value {
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("http");
+    let req = format!(
+        "GET /games/{id} HTTP/1.1\r\nHost: t\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.unwrap();
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    serde_json::from_str(out.split_once("\r\n\r\n").unwrap().1).expect("JSON")
+}
+
+#[tokio::test]
+async fn a_crash_after_the_end_loses_nothing_and_sigterm_exits_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tamsk.db");
+
+    // A game ends; the process is killed the moment the end reaches a player.
+    let server = Server::start(&db, 0);
+    let (mut red, mut black, finished) = game(&server.addr).await;
+    send(
+        &mut red,
+        &ClientMessage::Act {
+            game: finished,
+            action: Action::Resign,
+        },
+    )
+    .await;
+    until_event(&mut black, |e| matches!(e, Event::GameEnded { .. })).await;
+    server.kill_hard();
+    drop((red, black));
+
+    // A game being played when the process is killed.
+    let server = Server::start(&db, 0);
+    let v = stored(&server.addr, finished).await;
+    assert_eq!(v["state"], "finished");
+    assert_eq!(v["reason"], "resigned");
+    let (mut red, mut black, cut) = game(&server.addr).await;
+    assert!(cut > finished, "ids continue after a restart");
+    let action = Action::Move {
+        from: "d1".parse().unwrap(),
+        to: "d2".parse().unwrap(),
+        drop: true,
+    };
+    send(&mut red, &ClientMessage::Act { game: cut, action }).await;
+    until_event(&mut black, |e| matches!(e, Event::MoveReleased { .. })).await;
+    // The entry is written in the background: wait until it is in the file (another
+    // process's state: nothing to await but the file itself).
+    let written = async {
+        use sqlx::ConnectOptions;
+        let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&db)
+            .read_only(true)
+            .connect()
+            .await
+            .expect("open the file");
+        loop {
+            let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM live_entries WHERE game_id = $1")
+                .bind(cut as i64)
+                .fetch_one(&mut conn)
+                .await
+                .unwrap_or(0);
+            if n > 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(WAIT, written)
+        .await
+        .expect("the move is written");
+    server.kill_hard();
+    drop((red, black));
+
+    // At the next start the cut-off game is stored as aborted, with its move.
+    let server = Server::start(&db, 200);
+    let v = stored(&server.addr, cut).await;
+    assert_eq!(v["state"], "aborted");
+    assert_eq!(v["reason"], "crash");
+    assert_eq!(v["move_count"], 1);
+    let record: protocol::record::Record = serde_json::from_value(v["record"].clone()).unwrap();
+    assert!(record.replay().is_ok());
+
+    // SIGTERM with a live game: drained, aborted, stored, exit 0.
+    let (_red, _black, live) = game(&server.addr).await;
+    let status = server.terminate();
+    assert!(status.success(), "{status:?}");
+    let server = Server::start(&db, 0);
+    let v = stored(&server.addr, live).await;
+    assert_eq!(
+        (v["state"].as_str(), v["reason"].as_str()),
+        (Some("aborted"), Some("shutdown"))
+    );
+    assert!(server.terminate().success());
+}
