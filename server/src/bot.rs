@@ -62,6 +62,16 @@ pub struct Driver {
     wake: Option<Instant>,
     /// An action is on its way: wait for its event (or error) before planning again.
     awaiting: Option<Instant>,
+    /// The opponent's reconnection grace ran out: claim the win.
+    claim: bool,
+}
+
+/// What the bot sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Send {
+    Act(GameId, Action),
+    /// The opponent left and his grace ran out.
+    ClaimAbandonment(GameId),
 }
 
 /// What a message meant for the driver.
@@ -81,6 +91,7 @@ impl Driver {
             seat: None,
             wake: None,
             awaiting: None,
+            claim: false,
         }
     }
 
@@ -130,6 +141,19 @@ impl Driver {
                         self.awaiting = None;
                     }
                 }
+                if let Change::GraceExpired { player } = ev.change {
+                    self.claim = player != s.me;
+                }
+                if let Change::Presence {
+                    player,
+                    connected: true,
+                    ..
+                } = ev.change
+                {
+                    if player != s.me {
+                        self.claim = false;
+                    }
+                }
             }
             ServerMessage::Error { code, .. } if self.awaiting.is_some() => {
                 self.awaiting = None;
@@ -141,7 +165,7 @@ impl Driver {
     }
 
     /// Plans at `now`: the action to send now, if any (then it waits for its answer).
-    pub fn step(&mut self, now: Instant) -> Option<(GameId, Action)> {
+    pub fn step(&mut self, now: Instant) -> Option<Send> {
         if self.awaiting.is_some_and(|t| t <= now) {
             self.awaiting = None;
         }
@@ -149,12 +173,17 @@ impl Driver {
         if !s.replica.is_playing() || self.awaiting.is_some() {
             return None;
         }
+        if self.claim {
+            self.claim = false;
+            self.awaiting = Some(now + REPLY_TIMEOUT);
+            return Some(Send::ClaimAbandonment(s.game));
+        }
         let now_ms = now.saturating_duration_since(s.start).as_millis() as u64;
         match plan(&s.replica, s.me, now_ms, &self.config) {
             Plan::Act(action) => {
                 self.wake = None;
                 self.awaiting = Some(now + REPLY_TIMEOUT);
-                Some((s.game, action))
+                Some(Send::Act(s.game, action))
             }
             Plan::Wait(at) => {
                 self.wake = Some(s.start + Duration::from_millis(at));
@@ -211,17 +240,29 @@ async fn drive(
             break;
         }
         let now = Instant::now();
-        let Some((game, action)) = driver.step(now) else {
+        let Some(send) = driver.step(now) else {
             continue;
         };
         let Some(h) = hub.upgrade() else { break };
-        let Some(handle) = h.game(game) else { break };
-        let cmd = GameCmd::Act {
-            peer: peer.clone(),
-            player: player.clone(),
-            action,
-            received: now,
+        let (game, cmd) = match send {
+            Send::Act(game, action) => (
+                game,
+                GameCmd::Act {
+                    peer: peer.clone(),
+                    player: player.clone(),
+                    action,
+                    received: now,
+                },
+            ),
+            Send::ClaimAbandonment(game) => (
+                game,
+                GameCmd::ClaimAbandonment {
+                    peer: peer.clone(),
+                    player: player.clone(),
+                },
+            ),
         };
+        let Some(handle) = h.game(game) else { break };
         if handle.tx.try_send(cmd).is_ok() {
             h.bot_stats.actions.fetch_add(1, Ordering::Relaxed);
         } else {

@@ -14,7 +14,7 @@ use protocol::wire::{
 use tokio::time::{sleep_until, Instant};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::bot::{Driver, Heard};
+use crate::bot::{Driver, Heard, Send};
 
 /// How the bot finds its games.
 #[derive(Clone, Debug)]
@@ -166,8 +166,12 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
         tracing::info!(game, "bot playing");
         // The game.
         while !driver.over() {
-            if let Some((game, action)) = driver.step(Instant::now()) {
-                send(&mut ws, &ClientMessage::Act { game, action }).await?;
+            if let Some(next) = driver.step(Instant::now()) {
+                let msg = match next {
+                    Send::Act(game, action) => ClientMessage::Act { game, action },
+                    Send::ClaimAbandonment(game) => ClientMessage::ClaimAbandonment { game },
+                };
+                send(&mut ws, &msg).await?;
                 report.actions += 1;
                 continue;
             }

@@ -204,3 +204,45 @@ async fn the_bot_plays_as_an_external_client() {
     assert!(report.actions >= 10, "{report:?}");
     assert!(me.replica.rings_left(bot_seat) < 32 - 10);
 }
+
+/// A person who leaves a game against the bot and does not come back loses it: the bot
+/// claims the win once his grace runs out (no game waits forever).
+#[tokio::test]
+async fn the_bot_claims_the_win_when_its_opponent_is_gone() {
+    let server = TestServer::start_with(quick_bot_config()).await;
+    let mut me = Client::new_player(&server, "Quitter").await;
+    me.send(&ClientMessage::PlayBot {
+        settings: Settings::blitz(Level::One),
+    })
+    .await;
+    let mut me = Follower::await_snapshot(me).await;
+    let seat = me.seat();
+    let mut watcher = Client::new_player(&server, "Wes").await;
+    watcher
+        .send(&ClientMessage::Watch {
+            game: me.game,
+            after_seq: None,
+        })
+        .await;
+    let mut watcher = Follower::await_snapshot(watcher).await;
+    // One move each, so that the game is not aborted for a missing first move.
+    while me.replica.moves_made(seat) == 0 || me.replica.moves_made(seat.other()) == 0 {
+        if me.replica.turn() == seat && me.replica.moves_made(seat) == 0 {
+            let from = if seat == Player::Red { "d1" } else { "a1" };
+            let to = if seat == Player::Red { "d2" } else { "b1" };
+            me.act(mv(from, to, true)).await;
+        }
+        me.next_event().await;
+    }
+    me.client.close().await;
+    let (_, ended) = watcher
+        .until("the end", |e| {
+            matches!(e, protocol::Event::GameEnded { .. })
+        })
+        .await;
+    let protocol::Event::GameEnded { outcome, .. } = ended else {
+        unreachable!()
+    };
+    assert_eq!(outcome.reason, EndReason::Abandoned { player: seat });
+    assert_eq!(outcome.winner, Some(seat.other()));
+}
