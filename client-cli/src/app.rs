@@ -576,10 +576,9 @@ impl App {
             });
         }
         let watching = matches!(self.mode, Mode::Watch { .. });
-        if watching {
-            // Only games still being played are worth watching.
-            games.retain(|g| g.state == "playing");
-        }
+        // Only games still being played: finished ones linger a minute, and `tamsk games`
+        // lists them with the stored ones.
+        games.retain(|g| g.state == "playing");
         self.games = games;
         self.pick = 0;
         if self.games.is_empty() {

@@ -4,6 +4,8 @@
 pub mod app;
 pub mod clock;
 pub mod config;
+pub mod games;
+pub mod http;
 pub mod net;
 pub mod plain;
 pub mod replay;

@@ -10,7 +10,7 @@ use tamsk_client::app::{App, Mode};
 use tamsk_client::config::{self, Config, DEFAULT_SERVER};
 use tamsk_client::net::Net;
 use tamsk_client::session::Session;
-use tamsk_client::{plain, replay, tui, EXIT_BAD_INPUT, EXIT_IO};
+use tamsk_client::{games, plain, replay, tui, EXIT_BAD_INPUT, EXIT_IO};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -48,7 +48,7 @@ enum Command {
         /// The game number.
         game: Option<u64>,
     },
-    /// List the live games.
+    /// List the live games, then the finished games the server keeps.
     Games {
         /// Only games of this player (by display name).
         #[arg(long)]
@@ -220,13 +220,33 @@ fn normalise_server(url: &str) -> String {
     }
 }
 
+/// The server: `--server`, else the last one used, else the local one.
+fn server_url(cli: &Cli, config: &Config) -> String {
+    normalise_server(
+        cli.server
+            .as_deref()
+            .or(config.server.as_deref())
+            .unwrap_or(DEFAULT_SERVER),
+    )
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mode = match &cli.command {
         Command::Replay(args) => {
             // On a terminal: step through it; elsewhere (pipes, referees): the final board.
             let interactive = !cli.plain && !cli.json && std::io::stdout().is_terminal();
-            return replay::main(args, cli.json, interactive);
+            // A file never needs the config; a game number needs the server.
+            let server = match replay::game_number(&args.file) {
+                Some(_) => {
+                    let config = config::default_path()
+                        .and_then(|p| Config::load(&p).ok())
+                        .unwrap_or_default();
+                    server_url(&cli, &config)
+                }
+                None => String::new(),
+            };
+            return replay::main(args, cli.json, interactive, &server);
         }
         Command::Play(args) => match args.settings() {
             Ok(settings) => Mode::Play { settings },
@@ -249,12 +269,7 @@ fn main() -> ExitCode {
         }
         None => Config::default(),
     };
-    let server = normalise_server(
-        cli.server
-            .as_deref()
-            .or(config.server.as_deref())
-            .unwrap_or(DEFAULT_SERVER),
-    );
+    let server = server_url(&cli, &config);
     let account = config.account(&server).cloned();
     let name = cli
         .name
@@ -294,6 +309,13 @@ fn main() -> ExitCode {
             config_path,
             server: server.clone(),
         };
+        if let Mode::Games { player } = &mode {
+            let code = plain::run(session, cli.json).await;
+            if code != 0 {
+                return code;
+            }
+            return games::stored(&server, player.as_deref(), cli.json).await;
+        }
         if plain {
             plain::run(session, cli.json).await
         } else {

@@ -1,4 +1,5 @@
-//! `tamsk replay FILE [--json]`: the final board and result of a game file.
+//! `tamsk replay FILE|GAME [--json]`: the final board and result of a game file, or of a
+//! game stored on the server (`GET /games/{id}`).
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -15,19 +16,56 @@ use crate::{EXIT_BAD_INPUT, EXIT_IO};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The game file: a TAMSK record (docs/RECORDS.md) or a plain move list; `-` reads
-    /// standard input.
+    /// standard input. A game number (`12` or `#12`) that is not a file is fetched from
+    /// the server.
     pub file: PathBuf,
 }
 
+/// A game number, if `arg` is one and no file has that name.
+pub fn game_number(arg: &std::path::Path) -> Option<u64> {
+    if arg.exists() {
+        return None;
+    }
+    arg.to_str()?.trim_start_matches('#').parse().ok()
+}
+
+/// Fetches a stored game's record from the server behind `server`.
+fn fetch(server: &str, id: u64) -> Result<Vec<u8>, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let answer = runtime.block_on(crate::http::get(server, &format!("/games/{id}"), false))?;
+    match answer.status {
+        200 => Ok(answer.body.into_bytes()),
+        404 if answer.body.trim().is_empty() => {
+            Err("this server keeps no finished games (no /games)".into())
+        }
+        _ => Err(crate::sanitize::clean(answer.body.trim())),
+    }
+}
+
 /// `json`: print one JSON object instead of the board. `interactive`: step through the
-/// game full-screen instead of printing the final board.
-pub fn main(args: &Args, json: bool, interactive: bool) -> ExitCode {
-    let name = args.file.display().to_string();
-    let bytes = match read(&args.file) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            eprintln!("tamsk: cannot read {name}: {e}");
-            return ExitCode::from(EXIT_IO);
+/// game full-screen instead of printing the final board. `server`: where a game number
+/// is fetched from.
+pub fn main(args: &Args, json: bool, interactive: bool, server: &str) -> ExitCode {
+    let (name, bytes) = match game_number(&args.file) {
+        Some(id) => match fetch(server, id) {
+            Ok(bytes) => (format!("game {id}"), bytes),
+            Err(e) => {
+                eprintln!("tamsk: cannot fetch game {id} from {server}: {e}");
+                return ExitCode::from(EXIT_IO);
+            }
+        },
+        None => {
+            let name = args.file.display().to_string();
+            match read(&args.file) {
+                Ok(bytes) => (name, bytes),
+                Err(e) => {
+                    eprintln!("tamsk: cannot read {name}: {e}");
+                    return ExitCode::from(EXIT_IO);
+                }
+            }
         }
     };
     let text = match String::from_utf8(bytes) {

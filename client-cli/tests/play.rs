@@ -20,10 +20,14 @@ struct Server {
 }
 
 async fn start_server() -> Server {
+    start_server_with(server::Config::default()).await
+}
+
+async fn start_server_with(config: server::Config) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(server::run(listener, async {
+    let task = tokio::spawn(server::run_with(listener, config, async {
         let _ = stopped.await;
     }));
     Server {
@@ -63,6 +67,15 @@ fn tamsk(config: &PathBuf, args: &[&str]) -> Child {
         .kill_on_drop(true)
         .spawn()
         .expect("run tamsk")
+}
+
+/// Runs `tamsk` to its end with no input.
+async fn output(config: &PathBuf, args: &[&str]) -> std::process::Output {
+    let child = tamsk(config, args);
+    tokio::time::timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("tamsk ends")
+        .unwrap()
 }
 
 /// Plays as the simple bot: on every `may` line, a move with its drop that does not
@@ -310,5 +323,94 @@ async fn a_restarted_client_takes_the_same_seat_again() {
         Value::Null,
         "the game is over: nothing to resume"
     );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finished_games_are_listed_and_replayed_from_the_server() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stored");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = start_server_with(server::Config {
+        db_path: Some(dir.join("tamsk.db")),
+        ..server::Config::default()
+    })
+    .await;
+    let (cfg_a, cfg_b) = (config_path("stored", "a"), config_path("stored", "b"));
+    let play = |cfg: &PathBuf, name: &str| {
+        let args = [
+            "--server",
+            server.url.as_str(),
+            "--json",
+            "--name",
+            name,
+            "play",
+            "--level",
+            "1",
+        ];
+        Proc::new(tamsk(cfg, &args))
+    };
+    let mut a = play(&cfg_a, "Ann");
+    let mut b = play(&cfg_b, "Ben");
+    let game = a.until("start").await["game"].as_u64().unwrap();
+    b.until("start").await;
+    a.say("resign").await;
+    let result = a.until("result").await;
+    b.until("result").await;
+    assert!(a.exit().await.success());
+    assert!(b.exit().await.success());
+
+    // tamsk games --player Ann: no live game, the finished one with its result.
+    let out = output(
+        &cfg_a,
+        &[
+            "--server",
+            &server.url,
+            "--json",
+            "games",
+            "--player",
+            "Ann",
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{out:?}");
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        lines.iter().any(|v| v["text"] == "No live games of Ann"),
+        "{lines:?}"
+    );
+    let stored = lines
+        .iter()
+        .find(|v| v["type"] == "stored_game")
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert_eq!(stored["summary"]["id"], game);
+    let text = stored["text"].as_str().unwrap();
+    assert!(text.starts_with(&format!("#{game}  ")), "{text}");
+    assert!(
+        text.contains("Ann") && text.contains("Ben") && text.contains("resigned"),
+        "{text}"
+    );
+
+    // tamsk replay GAME: the record fetched from the server, its final board and result.
+    let id = game.to_string();
+    let out = output(&cfg_a, &["--server", &server.url, "replay", &id, "--json"]).await;
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["winner"], result["winner"]);
+    assert_eq!(v["reason_code"], "resigned");
+    let out = output(&cfg_a, &["--server", &server.url, "replay", &id]).await;
+    let board = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        board.contains("Result: ") && board.contains("resigned"),
+        "{board}"
+    );
+    let out = output(&cfg_a, &["--server", &server.url, "replay", "#999"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("no stored game 999"), "{err}");
     server.stop().await;
 }
