@@ -693,3 +693,40 @@ fn sand_is_projected_from_the_server_time() {
     assert_eq!(now, 2_400);
     assert_eq!(x.remaining(now), 1_500);
 }
+
+#[test]
+fn placement_set_up_places_on_the_cursor() {
+    let t0 = Instant::now();
+    let mut settings = Settings::level(Level::Three);
+    settings.setup = protocol::Setup::Placement;
+    let fake = Fake::new(settings);
+    let mut app = seated(&fake, Player::Red, t0);
+    assert!(app
+        .may_lines()
+        .contains(&"place X/Y/Z on a free socket".to_string()));
+    app.cursor = sq("d4");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter), t0),
+        [ClientMessage::Act {
+            game: 1,
+            action: Action::Place {
+                glass: Glass::from_label('X').unwrap(),
+                to: sq("d4"),
+                drop: true
+            }
+        }]
+    );
+    assert_eq!(
+        app.on_line("Y@e4.", t0),
+        [ClientMessage::Act {
+            game: 1,
+            action: Action::Place {
+                glass: Glass::from_label('Y').unwrap(),
+                to: sq("e4"),
+                drop: false
+            }
+        }]
+    );
+    assert!(app.on_key(ch('1'), t0).is_empty());
+    assert!(app.status.clone().unwrap().1.contains("beside the board"));
+}
