@@ -555,7 +555,14 @@ pub fn load(text: &str) -> Result<Loaded, RecordError> {
                     let EntryKind::Act { player, action } = entry.kind else {
                         unreachable!("only actions are refused")
                     };
-                    return Err(refusal(&game, player, &action, error, place.clone()));
+                    return Err(refusal(
+                        &game,
+                        entry.at_ms,
+                        player,
+                        &action,
+                        error,
+                        place.clone(),
+                    ));
                 }
             }
             if let Some(end) = file.record.end_ms {
@@ -574,6 +581,7 @@ pub fn load(text: &str) -> Result<Loaded, RecordError> {
 /// action's instant).
 fn refusal(
     game: &Game,
+    at_ms: u64,
     player: Player,
     action: &Action,
     error: ActionError,
@@ -581,10 +589,16 @@ fn refusal(
 ) -> RecordError {
     let text = Notation(*action).to_string();
     let kind = match &error {
-        ActionError::GameOver => RecordErrorKind::AfterGameOver {
-            action: text,
-            outcome: describe_state(game),
-        },
+        ActionError::GameOver => {
+            // A refused action changes nothing, not even the instant: describe the game
+            // as it stood when the action came.
+            let mut then = game.clone();
+            then.advance(at_ms);
+            RecordErrorKind::AfterGameOver {
+                action: text,
+                outcome: describe_state(&then),
+            }
+        }
         _ => RecordErrorKind::Refused {
             action: text,
             player,
@@ -1094,10 +1108,13 @@ fn import_move_list(text: &str) -> Result<(RecordFile, Game), RecordError> {
                 })?,
             };
             now = now.saturating_add(step);
+            // Whatever was due happens first: the move is for the player on turn then.
+            game.advance(now);
             let player = game.turn();
             if let Err(error) = game.apply(player, action, now) {
                 let mut e = refusal(
                     &game,
+                    now,
                     player,
                     &action,
                     error,
