@@ -14,8 +14,8 @@ use protocol::game::{Action, Event, Game, Player, Status};
 use protocol::notation::{parse_action, to_notation};
 use protocol::settings::{Settings, Setup};
 use protocol::wire::{
-    Change, ClientMessage, GameEvent, GameId, GameSummary, SeatInfo, Seq, ServerMessage, Snapshot,
-    PROTOCOL_VERSION,
+    ChallengeId, Change, ClientMessage, GameEvent, GameId, GameSummary, LobbyMessage, SeatInfo,
+    Seq, ServerFrame, ServerMessage, Snapshot, PROTOCOL_VERSION,
 };
 use protocol::Square;
 use serde_json::{json, Value};
@@ -29,11 +29,26 @@ pub const PING_EVERY: Duration = Duration::from_secs(5);
 /// Log lines kept.
 const LOG_KEEP: usize = 500;
 
+/// How a player finds a game.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Find {
+    /// Quick match: the first player who seeks the same settings.
+    Seek,
+    /// The computer, at once.
+    Bot,
+    /// Challenge this player (by name or player id).
+    Challenge(String),
+    /// A private game: the server gives a code to pass on.
+    Host,
+    /// Join the private game with this code.
+    Code(String),
+}
+
 /// What the client was started to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
-    /// Quick match: seek a game with these settings (or take one's seat again).
-    Play { settings: Settings },
+    /// Find a game with these settings as `find` says (or take one's seat again).
+    Play { settings: Settings, find: Find },
     /// Follow a game; without an id, list the live games to pick from.
     Watch { game: Option<GameId> },
     /// List live games (optionally of one player) and stop.
@@ -46,7 +61,7 @@ pub enum Phase {
     Connecting,
     /// `hello` sent, waiting for `welcome`.
     Hello,
-    /// Waiting for an opponent.
+    /// Waiting for a game: a seek, a private game, a challenge.
     Seeking,
     /// `join`/`watch` sent for this game.
     Joining(GameId),
@@ -177,6 +192,8 @@ impl GameView {
 pub enum Confirm {
     Resign,
     Quit,
+    /// Accept this challenge?
+    Challenge(ChallengeId),
 }
 
 /// The whole client state.
@@ -205,6 +222,12 @@ pub struct App {
     /// Typed command being edited (after `:`).
     pub input: Option<String>,
     pub confirm: Option<Confirm>,
+    /// Challenges we received and have not answered: id, from whom (sanitised), settings.
+    pub challenges: Vec<(ChallengeId, String, Settings)>,
+    /// The challenge we sent and its opponent, while it waits.
+    pub challenge_sent: Option<(ChallengeId, String)>,
+    /// The code of our private game, while it waits.
+    pub hosting: Option<String>,
     /// Whether the help overlay is shown.
     pub help: bool,
     pub connected: bool,
@@ -216,6 +239,8 @@ pub struct App {
     /// Quit as soon as the game is over (plain mode).
     pub quit_when_over: bool,
     base: Instant,
+    /// The server's wall clock in the welcome, and when it arrived.
+    welcomed: Option<(u64, Instant)>,
     last_ping: Option<Instant>,
     out: Vec<Output>,
     last_may: Option<Vec<String>>,
@@ -272,6 +297,9 @@ impl App {
             cursor: sq("d4"),
             input: None,
             confirm: None,
+            challenges: Vec::new(),
+            challenge_sent: None,
+            hosting: None,
             help: false,
             connected: false,
             config_dirty: false,
@@ -279,6 +307,7 @@ impl App {
             exit_code: 0,
             quit_when_over: false,
             base,
+            welcomed: None,
             last_ping: None,
             out: Vec::new(),
             last_may: None,
@@ -412,6 +441,157 @@ impl App {
 
     // ----- server messages -----
 
+    /// Any frame from the server.
+    pub fn on_frame(&mut self, frame: ServerFrame, at: Instant) -> Vec<ClientMessage> {
+        match frame {
+            ServerFrame::Message(m) => self.on_message(m, at),
+            ServerFrame::Lobby(m) => {
+                self.on_lobby(m, at);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Messages about finding a game, and the server's shutdown.
+    pub fn on_lobby(&mut self, msg: LobbyMessage, at: Instant) {
+        match msg {
+            LobbyMessage::Seeks { .. } => {}
+            LobbyMessage::Hosting { code, settings } => {
+                let code = clean(&code);
+                self.hosting = Some(code.clone());
+                self.info(
+                    "hosting",
+                    format!(
+                        "Private game ({}): your code is {code}. Your opponent runs: tamsk join {code}",
+                        describe_settings(&settings)
+                    ),
+                    json!({ "code": code, "settings": settings }),
+                );
+            }
+            LobbyMessage::ChallengeSent {
+                challenge,
+                to,
+                settings,
+                expires_ms,
+            } => {
+                let name = clean(&to.name);
+                self.challenge_sent = Some((challenge, name.clone()));
+                let wait = self
+                    .server_wall_ms(at)
+                    .map(|now| format!(" for {} s", expires_ms.saturating_sub(now).div_ceil(1000)))
+                    .unwrap_or_default();
+                self.info(
+                    "challenge_sent",
+                    format!(
+                        "Challenge sent to {name} ({}): waiting{wait} for an answer",
+                        describe_settings(&settings)
+                    ),
+                    json!({ "challenge": challenge, "to": name, "settings": settings, "expires_ms": expires_ms }),
+                );
+            }
+            LobbyMessage::Challenged {
+                challenge,
+                from,
+                settings,
+                expires_ms,
+            } => {
+                let name = clean(&from.name);
+                self.challenges.retain(|c| c.0 != challenge);
+                self.challenges
+                    .push((challenge, name.clone(), settings.clone()));
+                let text = format!(
+                    "{name} challenges you to a game ({}): type 'accept' or 'decline'",
+                    describe_settings(&settings)
+                );
+                let idle = self
+                    .game
+                    .as_ref()
+                    .is_none_or(|g| g.is_over() || g.seat.is_none());
+                if idle && self.confirm.is_none() && self.input.is_none() {
+                    self.confirm = Some(Confirm::Challenge(challenge));
+                    self.hint(format!(
+                        "{name} challenges you ({}): accept? y/n",
+                        describe_settings(&settings)
+                    ));
+                }
+                self.info(
+                    "challenged",
+                    text,
+                    json!({ "challenge": challenge, "from": name, "settings": settings, "expires_ms": expires_ms }),
+                );
+            }
+            LobbyMessage::ChallengeClosed { challenge, reason } => {
+                let reason = clean(&reason);
+                self.challenges.retain(|c| c.0 != challenge);
+                if self.confirm == Some(Confirm::Challenge(challenge)) {
+                    self.confirm = None;
+                    self.status = None;
+                }
+                let ours = self
+                    .challenge_sent
+                    .as_ref()
+                    .filter(|c| c.0 == challenge)
+                    .cloned();
+                match ours {
+                    Some((_, name)) => {
+                        self.challenge_sent = None;
+                        let text = format!("No game: the challenge to {name} was {reason}");
+                        self.emit(
+                            "challenge_closed",
+                            text.clone(),
+                            json!({ "challenge": challenge, "reason": reason }),
+                        );
+                        if self.game.as_ref().is_none_or(|g| g.is_over()) {
+                            self.fatal(text);
+                        }
+                    }
+                    None => self.info(
+                        "challenge_closed",
+                        format!("Challenge {challenge} closed: {reason}"),
+                        json!({ "challenge": challenge, "reason": reason }),
+                    ),
+                }
+            }
+            LobbyMessage::RematchOffered { game, by } => {
+                let Some(g) = self.game.as_ref().filter(|g| g.id == game) else {
+                    return;
+                };
+                let text = if g.seat == Some(by) {
+                    format!("Rematch offered: waiting for {}", g.who(by.other()))
+                } else {
+                    format!(
+                        "{} offers a rematch, colours swapped: r (or type 'rematch') accepts",
+                        g.who(by)
+                    )
+                };
+                self.hint(text.clone());
+                self.info("rematch_offered", text, json!({ "game": game, "by": by }));
+            }
+            LobbyMessage::RematchDeclined { game, by } => {
+                let Some(g) = self.game.as_ref().filter(|g| g.id == game) else {
+                    return;
+                };
+                let text = format!("{} declined the rematch", g.who(by));
+                self.hint(text.clone());
+                self.info("rematch_declined", text, json!({ "game": game, "by": by }));
+            }
+            LobbyMessage::ShuttingDown { drain_ms, .. } => {
+                let text = format!(
+                    "The server is shutting down: no new games; live games may go on for {} s",
+                    drain_ms / 1000
+                );
+                self.status = Some((LogKind::Error, text.clone()));
+                self.info("shutting_down", text, json!({ "drain_ms": drain_ms }));
+            }
+        }
+    }
+
+    /// The server's wall clock at `at`, from the welcome.
+    fn server_wall_ms(&self, at: Instant) -> Option<u64> {
+        let (server_ms, when) = self.welcomed?;
+        Some(server_ms + at.saturating_duration_since(when).as_millis() as u64)
+    }
+
     pub fn on_message(&mut self, msg: ServerMessage, at: Instant) -> Vec<ClientMessage> {
         let mut send = Vec::new();
         match msg {
@@ -420,8 +600,12 @@ impl App {
                 name,
                 token,
                 games,
+                server_ms,
                 ..
-            } => self.on_welcome(player_id, name, token, games, at, &mut send),
+            } => {
+                self.welcomed = Some((server_ms, at));
+                self.on_welcome(player_id, name, token, games, at, &mut send)
+            }
             ServerMessage::Seeking { settings } => {
                 self.phase = Phase::Seeking;
                 self.info(
@@ -527,7 +711,7 @@ impl App {
             return;
         }
         match self.mode.clone() {
-            Mode::Play { settings } => {
+            Mode::Play { .. } => {
                 let resume = self
                     .resume
                     .filter(|r| games.contains(r))
@@ -545,10 +729,7 @@ impl App {
                         });
                         self.phase = Phase::Joining(id);
                     }
-                    None => {
-                        send.push(ClientMessage::Seek { settings });
-                        self.phase = Phase::Seeking;
-                    }
+                    None => send.extend(self.find_game()),
                 }
             }
             Mode::Watch { game: Some(id) } => {
@@ -634,21 +815,18 @@ impl App {
             self.info(
                 "previous",
                 format!(
-                    "Your game {} is over ({result}): seeking a new one",
+                    "Your game {} is over ({result}): looking for a new one",
                     view.id
                 ),
                 json!({ "game": view.id }),
             );
             send.push(ClientMessage::Leave { game: view.id });
-            if let Mode::Play { settings } = &self.mode {
-                send.push(ClientMessage::Seek {
-                    settings: settings.clone(),
-                });
-            }
-            self.phase = Phase::Seeking;
+            send.extend(self.find_game());
             return;
         }
         let again = self.game.as_ref().is_some_and(|g| g.id == view.id);
+        self.hosting = None;
+        self.challenge_sent = None;
         self.game = Some(view);
         self.phase = Phase::InGame;
         self.last_may = None;
@@ -914,15 +1092,10 @@ impl App {
                 let id = *id;
                 self.info(
                     "previous",
-                    format!("Game {id} is gone: seeking a new one"),
+                    format!("Game {id} is gone: looking for a new one"),
                     json!({ "game": id }),
                 );
-                if let Mode::Play { settings } = &self.mode {
-                    send.push(ClientMessage::Seek {
-                        settings: settings.clone(),
-                    });
-                }
-                self.phase = Phase::Seeking;
+                send.extend(self.find_game());
                 self.config_dirty = true;
                 return;
             }
@@ -933,6 +1106,19 @@ impl App {
             (Phase::Joining(_), "unknown_game") => {
                 // The game we were following is gone (it ended while we were away).
                 self.fatal(format!("The game is gone: {message}"));
+                return;
+            }
+            (
+                Phase::Seeking,
+                "unknown_player"
+                | "ambiguous_player"
+                | "own_challenge"
+                | "too_many_challenges"
+                | "unknown_code"
+                | "bad_code"
+                | "bad_message",
+            ) if self.game.is_none() => {
+                self.fatal(format!("No game: {message} ({code})"));
                 return;
             }
             (_, "shutting_down") => {
@@ -990,6 +1176,28 @@ impl App {
         }
         if lower == "new" {
             return self.new_game();
+        }
+        let mut words = lower.split_whitespace();
+        let (first, second) = (words.next().unwrap_or_default(), words.next());
+        if matches!(first, "accept" | "decline") && words.next().is_none() {
+            let id = match second.map(|w| w.trim_start_matches('#').parse::<ChallengeId>()) {
+                None => None,
+                Some(Ok(id)) => Some(id),
+                Some(Err(_)) if first == "decline" && second == Some("rematch") => {
+                    return self.rematch(true);
+                }
+                Some(Err(_)) => {
+                    self.refuse(format!(
+                        "'{}': accept or decline, then a challenge number",
+                        clean(line)
+                    ));
+                    return Vec::new();
+                }
+            };
+            return self.answer_challenge(id, first == "accept");
+        }
+        if lower == "rematch" {
+            return self.rematch(false);
         }
         let Some(g) = &self.game else {
             self.refuse("No game yet: wait for an opponent");
@@ -1051,23 +1259,78 @@ impl App {
         }]
     }
 
-    /// After a game: seek another with the same settings.
+    /// The message that finds a game the way we were asked to.
+    fn find_game(&mut self) -> Vec<ClientMessage> {
+        let Mode::Play { settings, find } = self.mode.clone() else {
+            return Vec::new();
+        };
+        self.phase = Phase::Seeking;
+        vec![match find {
+            Find::Seek => ClientMessage::Seek { settings },
+            Find::Bot => ClientMessage::PlayBot { settings },
+            Find::Challenge(to) => ClientMessage::Challenge { to, settings },
+            Find::Host => ClientMessage::Host { settings },
+            Find::Code(code) => ClientMessage::JoinCode { code },
+        }]
+    }
+
+    /// After a game: another one, found the same way (a code is used up: then a seek).
     fn new_game(&mut self) -> Vec<ClientMessage> {
         let over = self.game.as_ref().is_none_or(|g| g.is_over());
-        match &self.mode {
-            Mode::Play { settings } if over && self.phase == Phase::InGame => {
-                let settings = settings.clone();
+        match &mut self.mode {
+            Mode::Play { find, .. } if over && self.phase == Phase::InGame => {
+                if matches!(find, Find::Code(_)) {
+                    *find = Find::Seek;
+                }
                 self.game = None;
                 self.last_may = None;
-                self.phase = Phase::Seeking;
                 self.status = None;
-                vec![ClientMessage::Seek { settings }]
+                self.find_game()
             }
             _ => {
                 self.refuse("'new' starts another game once this one is over");
                 Vec::new()
             }
         }
+    }
+
+    /// After a game: offer (or accept) a rematch, colours swapped; or decline one.
+    fn rematch(&mut self, decline: bool) -> Vec<ClientMessage> {
+        match &self.game {
+            Some(g) if g.is_over() && g.seat.is_some() => {
+                let game = g.id;
+                vec![if decline {
+                    ClientMessage::DeclineRematch { game }
+                } else {
+                    ClientMessage::Rematch { game }
+                }]
+            }
+            _ => {
+                self.refuse("A rematch is for the players, once the game is over");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Answers a challenge we received (the latest, or the one with this id).
+    fn answer_challenge(&mut self, id: Option<ChallengeId>, accept: bool) -> Vec<ClientMessage> {
+        let found = match id {
+            Some(id) => self.challenges.iter().position(|c| c.0 == id),
+            None => self.challenges.len().checked_sub(1),
+        };
+        let Some(i) = found else {
+            self.refuse("No challenge to answer");
+            return Vec::new();
+        };
+        let (challenge, _, _) = self.challenges.remove(i);
+        if self.confirm == Some(Confirm::Challenge(challenge)) {
+            self.confirm = None;
+        }
+        vec![if accept {
+            ClientMessage::AcceptChallenge { challenge }
+        } else {
+            ClientMessage::DeclineChallenge { challenge }
+        }]
     }
 
     // ----- keys (full-screen UI) -----
@@ -1101,6 +1364,7 @@ impl App {
             self.status = None;
             if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
                 match confirm {
+                    Confirm::Challenge(id) => return self.answer_challenge(Some(id), true),
                     Confirm::Quit => self.quit = true,
                     Confirm::Resign => {
                         if let Some(id) = self.game.as_ref().map(|g| g.id) {
@@ -1111,6 +1375,8 @@ impl App {
                         }
                     }
                 }
+            } else if let Confirm::Challenge(id) = confirm {
+                return self.answer_challenge(Some(id), false);
             } else {
                 self.hint("Cancelled");
             }
@@ -1147,6 +1413,7 @@ impl App {
                 return Vec::new();
             }
             KeyCode::Char('n') if over => return self.new_game(),
+            KeyCode::Char('r') if over => return self.rematch(false),
             _ => {}
         }
         let Some(g) = &self.game else {
@@ -1388,7 +1655,7 @@ pub fn game_line(g: &GameSummary) -> String {
 }
 
 /// The commands, in one line.
-pub const HELP_LINE: &str = "Commands: d1-d2 (move and drop), d1-d2. (move without dropping), start d1, release d2, drop, drop e4 (penalty ring), penalty e4, claim, flip, resign, win (after the opponent's grace ran out), new (after a game), quit";
+pub const HELP_LINE: &str = "Commands: d1-d2 (move and drop), d1-d2. (move without dropping), start d1, release d2, drop, drop e4 (penalty ring), penalty e4, claim, flip, resign, win (after the opponent's grace ran out), new, rematch, decline rematch (after a game), accept, decline (a challenge), quit";
 
 #[cfg(test)]
 #[path = "app_tests.rs"]

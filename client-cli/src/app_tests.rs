@@ -20,6 +20,7 @@ fn a_new_player_says_hello_with_his_name_then_seeks() {
     let mut app = App::new(
         Mode::Play {
             settings: settings.clone(),
+            find: Find::Seek,
         },
         "Rita".into(),
         None,
@@ -50,6 +51,7 @@ fn a_returning_player_presents_his_token_and_takes_his_seat_again() {
     let mut app = App::new(
         Mode::Play {
             settings: Settings::level(Level::One),
+            find: Find::Seek,
         },
         "Rita".into(),
         Some("secret".into()),
@@ -113,7 +115,15 @@ fn the_snapshot_makes_a_replica_and_says_what_the_player_may_do() {
     let t0 = Instant::now();
     let fake = Fake::new(Settings::level(Level::One));
     let settings = fake.game.settings().clone();
-    let mut app = App::new(Mode::Play { settings }, "Rita".into(), None, t0);
+    let mut app = App::new(
+        Mode::Play {
+            settings,
+            find: crate::app::Find::Seek,
+        },
+        "Rita".into(),
+        None,
+        t0,
+    );
     app.on_connected(t0);
     app.on_message(welcome(vec![]), t0);
     app.take_output();
@@ -545,7 +555,10 @@ fn a_resumed_game_that_ended_meanwhile_leads_to_a_new_seek() {
     fake.act(Player::Red, Action::Resign, 500);
     let settings = fake.game.settings().clone();
     let mut app = App::new(
-        Mode::Play { settings },
+        Mode::Play {
+            settings,
+            find: crate::app::Find::Seek,
+        },
         "Rita".into(),
         Some("secret".into()),
         t0,
@@ -729,4 +742,220 @@ fn placement_set_up_places_on_the_cursor() {
     );
     assert!(app.on_key(ch('1'), t0).is_empty());
     assert!(app.status.clone().unwrap().1.contains("beside the board"));
+}
+
+fn finder(find: Find, t0: Instant) -> (App, Vec<ClientMessage>) {
+    let settings = Settings::level(Level::Two);
+    let mut app = App::new(Mode::Play { settings, find }, "Rita".into(), None, t0);
+    app.on_connected(t0);
+    let sent = app.on_message(welcome(vec![]), t0);
+    app.take_output();
+    (app, sent)
+}
+
+fn player(name: &str) -> protocol::wire::PlayerRef {
+    protocol::wire::PlayerRef {
+        player_id: format!("id-{name}"),
+        name: name.into(),
+    }
+}
+
+#[test]
+fn each_way_of_finding_a_game_sends_its_message() {
+    let t0 = Instant::now();
+    let settings = Settings::level(Level::Two);
+    let cases = [
+        (
+            Find::Seek,
+            ClientMessage::Seek {
+                settings: settings.clone(),
+            },
+        ),
+        (
+            Find::Bot,
+            ClientMessage::PlayBot {
+                settings: settings.clone(),
+            },
+        ),
+        (
+            Find::Challenge("Bert".into()),
+            ClientMessage::Challenge {
+                to: "Bert".into(),
+                settings: settings.clone(),
+            },
+        ),
+        (
+            Find::Host,
+            ClientMessage::Host {
+                settings: settings.clone(),
+            },
+        ),
+        (
+            Find::Code("ab12cd".into()),
+            ClientMessage::JoinCode {
+                code: "ab12cd".into(),
+            },
+        ),
+    ];
+    for (find, expected) in cases {
+        let (app, sent) = finder(find, t0);
+        assert!(sent.contains(&expected), "{sent:?}");
+        assert_eq!(app.phase, Phase::Seeking);
+    }
+}
+
+#[test]
+fn hosting_shows_the_code_to_pass_on() {
+    let t0 = Instant::now();
+    let (mut app, _) = finder(Find::Host, t0);
+    app.on_frame(
+        ServerFrame::Lobby(LobbyMessage::Hosting {
+            code: "K3X9\u{1b}QZ".into(),
+            settings: Settings::level(Level::Two),
+        }),
+        t0,
+    );
+    assert_eq!(app.hosting.as_deref(), Some("K3X9?QZ"));
+    let out = app.take_output();
+    assert_eq!(out[0].kind, "hosting");
+    assert!(
+        out[0]
+            .text
+            .ends_with("Your opponent runs: tamsk join K3X9?QZ"),
+        "{}",
+        out[0].text
+    );
+    assert_eq!(out[0].data["code"], "K3X9?QZ");
+}
+
+#[test]
+fn a_declined_challenge_ends_the_session_without_a_game() {
+    let t0 = Instant::now();
+    let (mut app, _) = finder(Find::Challenge("Bert".into()), t0);
+    app.on_lobby(
+        LobbyMessage::ChallengeSent {
+            challenge: 4,
+            to: player("Bert"),
+            settings: Settings::level(Level::Two),
+            expires_ms: 60_000,
+        },
+        t0 + Duration::from_secs(10),
+    );
+    let out = app.take_output();
+    assert!(
+        out[0].text.starts_with("Challenge sent to Bert"),
+        "{}",
+        out[0].text
+    );
+    assert!(out[0].text.contains("waiting for 50 s"), "{}", out[0].text);
+    app.on_lobby(
+        LobbyMessage::ChallengeClosed {
+            challenge: 4,
+            reason: "declined".into(),
+        },
+        t0,
+    );
+    assert!(app.quit);
+    assert_eq!(app.exit_code, 1);
+    let out = app.take_output();
+    assert!(out
+        .iter()
+        .any(|o| o.text == "No game: the challenge to Bert was declined"));
+}
+
+#[test]
+fn a_challenge_received_is_answered_with_y_or_by_typing() {
+    let t0 = Instant::now();
+    let (mut app, _) = finder(Find::Seek, t0);
+    let challenged = |id| LobbyMessage::Challenged {
+        challenge: id,
+        from: player("Carl"),
+        settings: Settings::level(Level::One),
+        expires_ms: 60_000,
+    };
+    app.on_lobby(challenged(7), t0);
+    assert_eq!(app.confirm, Some(Confirm::Challenge(7)));
+    assert!(app
+        .status
+        .clone()
+        .unwrap()
+        .1
+        .starts_with("Carl challenges you"));
+    assert_eq!(
+        app.on_key(ch('y'), t0),
+        [ClientMessage::AcceptChallenge { challenge: 7 }]
+    );
+    app.on_lobby(challenged(8), t0);
+    assert_eq!(
+        app.on_key(ch('n'), t0),
+        [ClientMessage::DeclineChallenge { challenge: 8 }]
+    );
+    app.on_lobby(challenged(9), t0);
+    app.on_lobby(challenged(10), t0);
+    assert_eq!(
+        app.on_line("accept 9", t0),
+        [ClientMessage::AcceptChallenge { challenge: 9 }]
+    );
+    assert_eq!(
+        app.on_line("decline", t0),
+        [ClientMessage::DeclineChallenge { challenge: 10 }]
+    );
+    assert!(app.on_line("accept", t0).is_empty(), "none left");
+    assert_eq!(app.status.clone().unwrap().1, "No challenge to answer");
+}
+
+#[test]
+fn after_a_game_r_offers_a_rematch_and_an_offer_is_shown() {
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::One));
+    let mut app = seated(&fake, Player::Black, t0);
+    assert!(app.on_line("rematch", t0).is_empty(), "not before the end");
+    let ev = fake.act(Player::Red, Action::Resign, 500);
+    app.on_message(ev, t0);
+    app.on_lobby(
+        LobbyMessage::RematchOffered {
+            game: 1,
+            by: Player::Red,
+        },
+        t0,
+    );
+    assert_eq!(
+        app.status.clone().unwrap().1,
+        "Red (Rita) offers a rematch, colours swapped: r (or type 'rematch') accepts"
+    );
+    assert_eq!(
+        app.on_key(ch('r'), t0),
+        [ClientMessage::Rematch { game: 1 }]
+    );
+    assert_eq!(
+        app.on_line("decline rematch", t0),
+        [ClientMessage::DeclineRematch { game: 1 }]
+    );
+    // The new game's snapshot replaces the old one.
+    let fresh = Fake::new(Settings::level(Level::One));
+    let ServerMessage::Snapshot(mut snap) = fresh.snapshot(Some(Player::Red), 0) else {
+        panic!()
+    };
+    snap.game = 2;
+    app.on_message(ServerMessage::Snapshot(snap), t0);
+    let g = app.game.as_ref().unwrap();
+    assert_eq!((g.id, g.seat), (2, Some(Player::Red)));
+    assert!(!g.is_over());
+}
+
+#[test]
+fn the_server_shutting_down_is_said() {
+    let t0 = Instant::now();
+    let (mut app, _) = finder(Find::Seek, t0);
+    app.on_frame(
+        ServerFrame::Lobby(LobbyMessage::ShuttingDown {
+            drain_ms: 30_000,
+            server_ms: 0,
+        }),
+        t0,
+    );
+    assert_eq!(
+        app.take_output()[0].text,
+        "The server is shutting down: no new games; live games may go on for 30 s"
+    );
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use protocol::settings::{FullSocket, GameClock, Level, Settings, Setup};
-use tamsk_client::app::{App, Mode};
+use tamsk_client::app::{App, Find, Mode};
 use tamsk_client::config::{self, Config, DEFAULT_SERVER};
 use tamsk_client::net::Net;
 use tamsk_client::session::Session;
@@ -42,7 +42,34 @@ enum Command {
     /// Quick match: play the first player who asks for the same settings (or take your
     /// seat in your running game again).
     #[command(after_long_help = PLAY_HELP)]
-    Play(PlayArgs),
+    Play {
+        /// Play the computer at once.
+        #[arg(long)]
+        bot: bool,
+        #[command(flatten)]
+        settings: SettingsArgs,
+    },
+    /// Challenge an online player (by name, or player id) to a game with these settings.
+    #[command(after_long_help = PLAY_HELP)]
+    Challenge {
+        /// The player's display name (or player id).
+        #[arg(value_name = "NAME")]
+        player: String,
+        #[command(flatten)]
+        settings: SettingsArgs,
+    },
+    /// Open a private game: the server gives a code for your opponent's `tamsk join`.
+    #[command(after_long_help = PLAY_HELP)]
+    Host {
+        #[command(flatten)]
+        settings: SettingsArgs,
+    },
+    /// Join a private game by its code.
+    #[command(after_long_help = PLAY_HELP)]
+    Join {
+        /// The code the host was given.
+        code: String,
+    },
     /// Watch a live game; without a game number, list the live games to pick from.
     Watch {
         /// The game number.
@@ -73,13 +100,17 @@ Typed commands (plain mode: one per line on stdin; full screen: after ':'):
   X@d4, X@d4.      placement set-up: put hourglass X on d4 (and drop, or not)
   resign           resign the game
   win              claim the win once your opponent's reconnection grace ran out
-  new              after a game (full screen): seek another with the same settings
+  new              after a game (full screen): another one, found the same way
+  rematch          after a game (full screen): offer or accept a rematch, colours swapped
+  decline rematch  decline (or withdraw) a rematch
+  accept [N]       accept the challenge you received (the last one, or number N)
+  decline [N]      decline it
   quit             leave (your seat is kept for the server's reconnection grace)
 
 Keys (full screen): 1 2 3 pick up your hourglasses, arrows move the cursor, Enter puts
 the hourglass down and drops, '.' puts it down without dropping, d drop, c claim,
 p penalty ring on the cursor, f flip, R resign, W claim the win, ':' type a command,
-? help, q quit.
+? help, q quit; after a game n new game, r rematch; y/n answer a challenge.
 
 Plain mode prints one line per event (with --json one object per line, with a
 \"type\": start, turn, event, may, error, presence, result, ...); a \"may\" line lists
@@ -98,7 +129,7 @@ enum FullSocketArg {
 }
 
 #[derive(Args, Debug)]
-struct PlayArgs {
+struct SettingsArgs {
     /// Rules level: 1 no time rules, 2 hourglasses run, 3 hourglasses and the 15-second
     /// timer.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=3))]
@@ -163,7 +194,7 @@ fn optional_duration_ms(text: &str) -> Result<MaybeMs, String> {
     }
 }
 
-impl PlayArgs {
+impl SettingsArgs {
     fn settings(&self) -> Result<Settings, String> {
         let level = Level::try_from(self.level)?;
         let mut s = if self.blitz {
@@ -220,6 +251,11 @@ fn normalise_server(url: &str) -> String {
     }
 }
 
+fn bad_settings(e: &str) -> ExitCode {
+    eprintln!("tamsk: bad settings: {e}");
+    ExitCode::from(EXIT_BAD_INPUT)
+}
+
 /// The server: `--server`, else the last one used, else the local one.
 fn server_url(cli: &Cli, config: &Config) -> String {
     normalise_server(
@@ -248,12 +284,31 @@ fn main() -> ExitCode {
             };
             return replay::main(args, cli.json, interactive, &server);
         }
-        Command::Play(args) => match args.settings() {
-            Ok(settings) => Mode::Play { settings },
-            Err(e) => {
-                eprintln!("tamsk: bad settings: {e}");
-                return ExitCode::from(EXIT_BAD_INPUT);
+        Command::Play { bot, settings } => {
+            let find = if *bot { Find::Bot } else { Find::Seek };
+            match settings.settings() {
+                Ok(settings) => Mode::Play { settings, find },
+                Err(e) => return bad_settings(&e),
             }
+        }
+        Command::Challenge { player, settings } => match settings.settings() {
+            Ok(settings) => Mode::Play {
+                settings,
+                find: Find::Challenge(player.clone()),
+            },
+            Err(e) => return bad_settings(&e),
+        },
+        Command::Host { settings } => match settings.settings() {
+            Ok(settings) => Mode::Play {
+                settings,
+                find: Find::Host,
+            },
+            Err(e) => return bad_settings(&e),
+        },
+        Command::Join { code } => Mode::Play {
+            // The host's settings apply; these are only shown while waiting.
+            settings: Settings::level(Level::Three),
+            find: Find::Code(code.clone()),
         },
         Command::Watch { game } => Mode::Watch { game: *game },
         Command::Games { player } => Mode::Games {
@@ -361,18 +416,26 @@ mod tests {
             "--turn-limit",
             "none",
         ]);
-        let Command::Play(args) = cli.command else {
+        let Command::Play { settings, bot } = cli.command else {
             panic!()
         };
-        let s = args.settings().unwrap();
+        assert!(!bot);
+        let s = settings.settings().unwrap();
         assert_eq!(s.level, Level::Two);
         assert_eq!(s.hourglass_ms, 3_000);
         assert_eq!(s.turn_limit_ms, None);
         let cli = Cli::parse_from(["tamsk", "--server", "x:1", "play", "--hourglass", "0"]);
-        let Command::Play(args) = cli.command else {
+        let Command::Play { settings, .. } = cli.command else {
             panic!()
         };
-        assert!(args.settings().is_err(), "out of range");
+        assert!(settings.settings().is_err(), "out of range");
         assert_eq!(cli.server.as_deref(), Some("x:1"));
+        // The challenged player and one's own --name are different things.
+        let cli = Cli::parse_from(["tamsk", "challenge", "Ben", "--name", "Cid"]);
+        assert_eq!(cli.name.as_deref(), Some("Cid"));
+        let Command::Challenge { player, .. } = cli.command else {
+            panic!()
+        };
+        assert_eq!(player, "Ben");
     }
 }

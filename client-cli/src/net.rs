@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
-use protocol::wire::{ClientMessage, ServerMessage};
+use protocol::wire::{ClientMessage, ServerFrame};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 use tokio::time::{sleep_until, Instant};
@@ -26,7 +26,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum NetEvent {
     /// A connection is open (the first, or again after a loss): say hello.
     Connected,
-    Message(ServerMessage),
+    Message(ServerFrame),
     /// A frame that is not a server message (shown, then ignored).
     Unreadable(String),
     /// The connection was lost; reconnecting.
@@ -116,7 +116,7 @@ impl Net {
                 }
                 State::Open(ws) => match ws.next().await {
                     Some(Ok(Message::Text(text))) => {
-                        return match serde_json::from_str::<ServerMessage>(text.as_str()) {
+                        return match serde_json::from_str::<ServerFrame>(text.as_str()) {
                             Ok(m) => NetEvent::Message(m),
                             Err(e) => NetEvent::Unreadable(format!(
                                 "unreadable message from the server: {e}"

@@ -32,7 +32,7 @@ impl Session {
         let now = Instant::now();
         let msgs = match ev {
             NetEvent::Connected => self.app.on_connected(now),
-            NetEvent::Message(m) => self.app.on_message(m, now),
+            NetEvent::Message(m) => self.app.on_frame(m, now),
             NetEvent::Unreadable(why) => {
                 self.app.on_unreadable(&why);
                 Vec::new()

@@ -108,7 +108,15 @@ pub fn mv(from: &str, to: &str, drop: bool) -> Action {
 /// An app that has said hello and is seated as `seat` in the fake's game.
 pub fn seated(fake: &Fake, seat: Player, t0: Instant) -> App {
     let settings = fake.game.settings().clone();
-    let mut app = App::new(Mode::Play { settings }, "Rita".into(), None, t0);
+    let mut app = App::new(
+        Mode::Play {
+            settings,
+            find: crate::app::Find::Seek,
+        },
+        "Rita".into(),
+        None,
+        t0,
+    );
     app.on_connected(t0);
     app.on_message(welcome(vec![]), t0);
     app.on_message(fake.snapshot(Some(seat), 0), t0);

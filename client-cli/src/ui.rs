@@ -26,7 +26,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
-use crate::app::{describe_settings, game_line, App, Confirm, GameView, LogKind, Phase};
+use crate::app::{describe_settings, game_line, App, Confirm, Find, GameView, LogKind, Phase};
 use crate::words;
 
 /// The smallest terminal the whole screen fits in.
@@ -411,11 +411,15 @@ fn status_line(app: &App) -> Line<'static> {
     }
     if let Some(c) = app.confirm {
         let q = match c {
-            Confirm::Resign => "Resign this game? y/n",
-            Confirm::Quit => "Leave? Your seat is kept for the reconnection grace. y/n",
+            Confirm::Resign => "Resign this game? y/n".to_string(),
+            Confirm::Quit => "Leave? Your seat is kept for the reconnection grace. y/n".to_string(),
+            Confirm::Challenge(_) => app
+                .status
+                .as_ref()
+                .map_or("Accept the challenge? y/n".to_string(), |(_, t)| t.clone()),
         };
         return Line::styled(
-            q.to_string(),
+            q,
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
         );
     }
@@ -431,7 +435,7 @@ fn keys_line(app: &App) -> Line<'static> {
     let text = match (&app.phase, &app.game) {
         (Phase::Picking, _) => "↑↓ choose · Enter watch · q quit".to_string(),
         (Phase::InGame, Some(g)) if g.is_over() => match app.mode {
-            crate::app::Mode::Play { .. } => "n new game · q quit".to_string(),
+            crate::app::Mode::Play { .. } => "n new game · r rematch · q quit".to_string(),
             _ => "q quit".to_string(),
         },
         (Phase::InGame, Some(g)) if g.seat.is_none() => "arrows move the cursor · q quit".into(),
@@ -591,7 +595,9 @@ fn game_over_box(frame: &mut Frame, area: Rect, app: &App, view: &GameView) {
     lines.push(Line::raw(""));
     lines.push(Line::styled(
         match app.mode {
-            crate::app::Mode::Play { .. } => "n new game · q quit",
+            crate::app::Mode::Play { .. } if view.seat.is_some() => {
+                "n new game · r rematch · q quit"
+            }
             _ => "q quit",
         },
         dim(),
@@ -642,6 +648,7 @@ fn help_box(frame: &mut Frame, area: Rect) {
         "Typed commands",
         "  d1-d2  move and drop · d1-d2.  move without dropping · start d1 · release d2",
         "  drop · drop e4 (penalty ring) · penalty e4 · claim · flip · resign · win · quit",
+        "  after a game: n or 'new' another game · r or 'rematch' · challenges: y/n, 'accept', 'decline'",
         "",
         "Any key closes this help.",
     ]
@@ -660,10 +667,30 @@ fn waiting_text(app: &App) -> String {
     match (&app.phase, &app.mode) {
         (Phase::Connecting, _) => "Connecting…".into(),
         (Phase::Hello, _) => "Saying hello…".into(),
-        (Phase::Seeking, crate::app::Mode::Play { settings }) => format!(
-            "Waiting for an opponent who asks for the same game ({})…",
-            describe_settings(settings)
-        ),
+        (Phase::Seeking, crate::app::Mode::Play { settings, find }) => {
+            let settings = describe_settings(settings);
+            match find {
+                Find::Seek => {
+                    format!("Waiting for an opponent who asks for the same game ({settings})…")
+                }
+                Find::Bot => format!("Starting a game against the computer ({settings})…"),
+                Find::Challenge(name) => match &app.challenge_sent {
+                    Some((_, to)) => {
+                        format!("Waiting for {to} to accept your challenge ({settings})…")
+                    }
+                    None => format!("Challenging {}…", crate::sanitize::clean(name)),
+                },
+                Find::Host => match &app.hosting {
+                    Some(code) => format!(
+                        "Private game ({settings}). Your code: {code}   Your opponent runs: tamsk join {code}"
+                    ),
+                    None => "Opening a private game…".to_string(),
+                },
+                Find::Code(code) => {
+                    format!("Joining private game {}…", crate::sanitize::clean(code))
+                }
+            }
+        }
         (Phase::Joining(id), _) => format!("Opening game {id}…"),
         (Phase::Listing, _) => "Listing live games…".into(),
         _ => String::new(),
