@@ -399,6 +399,63 @@ fn process_usage(pid: u32) -> Option<(u64, u64)> {
     Some((rss, cpu))
 }
 
+/// The server's timer-lateness histogram from its `/metrics`: (bucket bound in seconds,
+/// cumulative count) pairs.
+async fn lateness_buckets(server: &str) -> Option<Vec<(f64, u64)>> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let authority = server.split("://").nth(1)?.split('/').next()?;
+    let mut tcp = tokio::net::TcpStream::connect(authority).await.ok()?;
+    let request = format!("GET /metrics HTTP/1.0\r\nHost: {authority}\r\n\r\n");
+    tcp.write_all(request.as_bytes()).await.ok()?;
+    let mut body = String::new();
+    tcp.read_to_string(&mut body).await.ok()?;
+    let prefix = "tamsk_timer_lateness_seconds_bucket{le=\"";
+    let buckets: Vec<(f64, u64)> = body
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix(prefix)?;
+            let (le, count) = rest.split_once("\"} ")?;
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().ok()?
+            };
+            Some((le, count.trim().parse().ok()?))
+        })
+        .collect();
+    (!buckets.is_empty()).then_some(buckets)
+}
+
+/// Timer lateness over the window: the bucket bounds holding p50 and p99 of the deadlines
+/// the server handled between the two readings.
+fn print_lateness(before: &[(f64, u64)], after: &[(f64, u64)]) {
+    let delta: Vec<(f64, u64)> = after
+        .iter()
+        .zip(before)
+        .map(|(&(le, a), &(_, b))| (le, a.saturating_sub(b)))
+        .collect();
+    let total = delta.last().map_or(0, |&(_, n)| n);
+    let bound = |q: f64| {
+        let want = (q * total as f64).ceil() as u64;
+        delta
+            .iter()
+            .find(|&&(_, n)| n >= want)
+            .map_or(f64::INFINITY, |&(le, _)| le)
+    };
+    let ms = |s: f64| {
+        if s.is_finite() {
+            format!("<= {} ms", s * 1000.0)
+        } else {
+            "> largest bucket".into()
+        }
+    };
+    println!(
+        "server timer lateness (deaths, expiries, graces): n={total} p50 {} p99 {} (bucket bounds)",
+        ms(bound(0.5)),
+        ms(bound(0.99))
+    );
+}
+
 fn print_histogram(name: &str, h: &Histogram<u64>) {
     let ms = |us: u64| us as f64 / 1000.0;
     println!(
@@ -454,6 +511,20 @@ async fn main() -> Result<()> {
         tokio::spawn(async move {
             tokio::time::sleep_until((epoch + setup_budget).into()).await;
             pid.and_then(process_usage)
+        })
+    };
+    let lateness_at_start = {
+        let server = args.server.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep_until((epoch + setup_budget).into()).await;
+            lateness_buckets(&server).await
+        })
+    };
+    let lateness_at_stop = {
+        let server = args.server.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(stop.into()).await;
+            lateness_buckets(&server).await
         })
     };
     let slots: Vec<Arc<Slot>> = (0..args.games)
@@ -540,6 +611,10 @@ async fn main() -> Result<()> {
     );
     print_histogram("move-to-opponent", total.opponent.as_ref().expect("set"));
     print_histogram("move-to-watcher ", total.watcher.as_ref().expect("set"));
+    match (lateness_at_start.await?, lateness_at_stop.await?) {
+        (Some(before), Some(after)) => print_lateness(&before, &after),
+        _ => println!("server timer lateness: not available (no /metrics histogram)"),
+    }
     if let (Some(pid), Some((_, cpu0))) = (args.server_pid, before) {
         if let Some((rss, cpu1)) = process_usage(pid) {
             let ticks = 100.0; // USER_HZ on Linux
