@@ -133,6 +133,8 @@ pub struct SeatView {
     pub grace_until_ms: Option<u64>,
     /// His grace ran out: his opponent may claim the win.
     pub grace_expired: bool,
+    /// His round trip to the server, as the server measured it.
+    pub lag_ms: Option<u64>,
 }
 
 impl SeatView {
@@ -143,6 +145,7 @@ impl SeatView {
             connected: info.connected,
             grace_until_ms: info.grace_until_ms,
             grace_expired: false,
+            lag_ms: info.lag_ms,
         }
     }
 }
@@ -962,6 +965,10 @@ impl App {
                     text,
                     json!({ "player": player, "connected": connected, "grace_until_ms": grace_until_ms }),
                 );
+            }
+            Change::Lag { player, rtt_ms } => {
+                // Shown beside the seat; not worth a log line every few seconds.
+                g.seats[player.index()].lag_ms = Some(rtt_ms);
             }
             Change::GraceExpired { player } => {
                 g.seats[player.index()].grace_expired = true;

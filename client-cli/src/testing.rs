@@ -45,6 +45,7 @@ impl Fake {
             name: name.into(),
             connected: true,
             grace_until_ms: None,
+            lag_ms: None,
         };
         ServerMessage::Snapshot(Box::new(Snapshot {
             game: 1,

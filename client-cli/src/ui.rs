@@ -263,10 +263,14 @@ fn seat_lines(view: &GameView, p: Player, app: &App, now: u64) -> Vec<Line<'stat
         conn,
         Span::raw(format!(" · {} rings left", game.rings_left(p))),
     ];
-    if view.seat == Some(p) {
-        if let Some(lag) = app.lag_ms {
-            second.push(Span::raw(format!(" · lag {lag} ms")));
-        }
+    // Our own lag as we measure it; another seat's as the server measured it.
+    let lag = if view.seat == Some(p) {
+        app.lag_ms
+    } else {
+        seat.lag_ms
+    };
+    if let Some(lag) = lag {
+        second.push(Span::raw(format!(" · lag {lag} ms")));
     }
     if let Some(c) = game.clock_left(p, now) {
         second.push(Span::raw(format!(" · clock {}", words::seconds(c))));

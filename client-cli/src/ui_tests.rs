@@ -164,3 +164,33 @@ fn the_15_second_timer_judges_nobody_once_its_turn_is_over() {
     assert!(text.contains("  9.0s"), "the sand still runs: {text}");
     assert!(!text.contains("15-second timer on Black █"), "{text}");
 }
+
+#[test]
+fn the_opponents_lag_is_shown_beside_his_seat() {
+    use protocol::wire::{Change, GameEvent, SandTable, ServerMessage};
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::One));
+    let mut app = seated(&fake, Player::Black, t0);
+    fake.seq += 1;
+    let ev = ServerMessage::Event(Box::new(GameEvent {
+        game: 1,
+        seq: fake.seq,
+        now_ms: 1_000,
+        sand: SandTable::of(&fake.game),
+        change: Change::Lag {
+            player: Player::Red,
+            rtt_ms: 42,
+        },
+    }));
+    app.on_message(ev, t0);
+    assert_eq!(app.game.as_ref().unwrap().seats[0].lag_ms, Some(42));
+    let terminal = draw(&app, t0);
+    let screen: String = terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert!(screen.contains("lag 42 ms"), "{screen}");
+}

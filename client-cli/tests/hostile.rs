@@ -114,6 +114,7 @@ async fn hostile_server(listener: tokio::net::TcpListener) {
         name: name.into(),
         connected: true,
         grace_until_ms: None,
+        lag_ms: None,
     };
     // Whatever the client asks next (a seek), it gets a game.
     loop {

@@ -63,6 +63,7 @@ async fn server(listener: TcpListener) -> Vec<ClientMessage> {
         name: name.into(),
         connected: true,
         grace_until_ms: None,
+        lag_ms: None,
     };
     let welcome = |games| ServerMessage::Welcome {
         version: 1,

@@ -275,6 +275,9 @@ pub struct SeatInfo {
     /// While disconnected: the game time at which the grace runs out and the opponent may
     /// claim the win.
     pub grace_until_ms: Option<u64>,
+    /// The seat's last round trip to the server, measured by the server's own pings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_ms: Option<u64>,
 }
 
 /// One numbered change of a game.
@@ -306,6 +309,9 @@ pub enum Change {
     },
     /// `player`'s grace ran out: his opponent may now send `claim_abandonment`.
     GraceExpired { player: Player },
+    /// `player`'s round trip to the server (ms), measured by the server's own pings. Sent
+    /// when first measured and when it moves by 10 ms or more.
+    Lag { player: Player, rtt_ms: u64 },
 }
 
 /// Everything needed to draw the sand of every hourglass and of the 15-second timer:
@@ -454,12 +460,14 @@ mod tests {
                 name: "R".into(),
                 connected: true,
                 grace_until_ms: None,
+                lag_ms: Some(12),
             },
             black: SeatInfo {
                 player_id: "b".into(),
                 name: "B".into(),
                 connected: false,
                 grace_until_ms: Some(60_000),
+                lag_ms: None,
             },
             watchers: 0,
             sand: SandTable::of(&game),

@@ -34,6 +34,7 @@ pub fn seat_peer(hub: &Arc<Hub>, player: &Arc<PlayerRec>) -> Peer {
         conn: hub.next_conn_id(),
         tx,
         kill: Arc::new(Kill::default()),
+        seated: Default::default(),
     };
     tokio::spawn(drive(Arc::downgrade(hub), player.clone(), peer.clone(), rx));
     peer

@@ -95,6 +95,7 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
         conn: hub.next_conn_id(),
         tx,
         kill: kill.clone(),
+        seated: Default::default(),
     };
     let writer = tokio::spawn(write_loop(sink, rx, kill.clone()));
     let mut conn = Conn {
@@ -319,6 +320,16 @@ impl Conn {
                     self.lag_ms = Some(rtt);
                     self.ping_sent = None;
                     self.send(&ServerMessage::Lag { rtt_ms: rtt });
+                    self.peer.seated.set_lag(rtt);
+                    // Best effort: a busy game skips one measurement rather than wait.
+                    for game in self.peer.seated.list() {
+                        if let Some(handle) = self.hub.game(game) {
+                            let _ = handle.tx.try_send(GameCmd::Lag {
+                                conn: self.peer.conn,
+                                rtt_ms: rtt,
+                            });
+                        }
+                    }
                 }
                 _ => self.error(
                     "unknown_nonce",

@@ -47,6 +47,11 @@ pub enum GameCmd {
         peer: Peer,
         player: Arc<PlayerRec>,
     },
+    /// A connection measured its round trip: published for its seat, if it has one.
+    Lag {
+        conn: u64,
+        rtt_ms: u64,
+    },
     /// Offers or accepts (`accept`), or declines, a rematch once the game is over.
     Rematch {
         peer: Peer,
@@ -78,6 +83,8 @@ struct GameTask {
     seq: Seq,
     history: VecDeque<(Seq, Utf8Bytes)>,
     away: [Option<Away>; 2],
+    /// Each seat's last published round trip.
+    lag_ms: [Option<u64>; 2],
     summary: Arc<Mutex<GameSummary>>,
     /// Once the game is over: when it stops being listed.
     linger_until: Option<Instant>,
@@ -146,6 +153,7 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         seq: 0,
         history: VecDeque::new(),
         away: [None; 2],
+        lag_ms: [None; 2],
         summary,
         linger_until: None,
         start_info,
@@ -162,7 +170,13 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
     hub.metrics
         .games_started
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    for (seat, seeker) in [(Player::Red, red), (Player::Black, black)] {
+    let seekers = [(Player::Red, red), (Player::Black, black)];
+    // Both seats' lags, when already measured, go into both snapshots.
+    for (seat, seeker) in &seekers {
+        task.lag_ms[seat.index()] = seeker.peer.seated.lag();
+        seeker.peer.seated.add(id);
+    }
+    for (seat, seeker) in seekers {
         task.subs.push(Sub {
             peer: seeker.peer.clone(),
             seat: Some(seat),
@@ -258,6 +272,9 @@ impl GameTask {
             }
         }
         self.hub.games.remove(&self.id);
+        for sub in &self.subs {
+            sub.peer.seated.remove(self.id);
+        }
         tracing::info!(game = self.id, "game closed");
     }
 
@@ -383,6 +400,7 @@ impl GameTask {
                 match self.subs.iter().position(|s| s.peer.conn == conn) {
                     Some(i) => {
                         let sub = self.subs.swap_remove(i);
+                        sub.peer.seated.remove(self.id);
                         if let Some(peer) = reply {
                             peer.send_msg(&ServerMessage::Left { game: self.id });
                         }
@@ -406,6 +424,7 @@ impl GameTask {
                 received,
             } => self.act(peer, &player, action, received),
             GameCmd::ClaimAbandonment { peer, player } => self.claim_abandonment(peer, &player),
+            GameCmd::Lag { conn, rtt_ms } => self.lag(conn, rtt_ms),
             GameCmd::Rematch {
                 peer,
                 player,
@@ -613,7 +632,15 @@ impl GameTask {
                 }
             }
         }
+        let known_lag = seat.and(peer.seated.lag());
+        if seat.is_some() {
+            peer.seated.add(self.id);
+        }
+        let conn = peer.conn;
         self.subs.push(Sub { peer, seat });
+        if let Some(rtt_ms) = known_lag {
+            self.lag(conn, rtt_ms);
+        }
         match seat {
             Some(p) => {
                 if self.away[p.index()].take().is_some() && self.game.is_playing() {
@@ -667,6 +694,23 @@ impl GameTask {
         self.fan_out(&text);
     }
 
+    /// Publishes a seat's round trip when it is new or moved by 10 ms or more, so that
+    /// the opponent and the watchers can show it without an event at every ping.
+    fn lag(&mut self, conn: u64, rtt_ms: u64) {
+        let seat = self
+            .subs
+            .iter()
+            .find(|s| s.peer.conn == conn)
+            .and_then(|s| s.seat);
+        let Some(player) = seat else { return };
+        let last = &mut self.lag_ms[player.index()];
+        if last.is_some_and(|l| l.abs_diff(rtt_ms) < 10) || !self.game.is_playing() {
+            return;
+        }
+        *last = Some(rtt_ms);
+        self.publish(Change::Lag { player, rtt_ms });
+    }
+
     fn seat_info(&self, p: Player) -> SeatInfo {
         let rec = &self.seats[p.index()];
         let away = self.away[p.index()];
@@ -675,6 +719,7 @@ impl GameTask {
             name: rec.name.clone(),
             connected: away.is_none(),
             grace_until_ms: away.map(|a| a.until_ms),
+            lag_ms: self.lag_ms[p.index()],
         }
     }
 
@@ -824,6 +869,7 @@ mod tests {
                 conn: i as u64,
                 tx,
                 kill: Arc::new(Kill::default()),
+                seated: Default::default(),
             };
             let (_, player) = hub.register(name.into()).await.expect("registered");
             let seeker = Seeker {

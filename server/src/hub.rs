@@ -70,6 +70,50 @@ pub struct Peer {
     pub conn: u64,
     pub tx: mpsc::Sender<Utf8Bytes>,
     pub kill: Arc<Kill>,
+    pub seated: Arc<Seated>,
+}
+
+/// What a connection shares with the games it sits in: those games, kept by the game
+/// tasks (a seat can be given by another player's seek), so that the connection reports
+/// its lag to exactly them without scanning every game; and its last measured round trip,
+/// which a game publishes as soon as the seat joins.
+#[derive(Default)]
+pub struct Seated {
+    games: std::sync::Mutex<Vec<GameId>>,
+    /// Milliseconds plus one; 0 until measured.
+    lag: std::sync::atomic::AtomicU64,
+}
+
+impl Seated {
+    pub fn add(&self, game: GameId) {
+        let mut games = self.games.lock().expect("seated lock");
+        if !games.contains(&game) {
+            games.push(game);
+        }
+    }
+
+    pub fn remove(&self, game: GameId) {
+        self.games
+            .lock()
+            .expect("seated lock")
+            .retain(|&g| g != game);
+    }
+
+    pub fn list(&self) -> Vec<GameId> {
+        self.games.lock().expect("seated lock").clone()
+    }
+
+    pub fn set_lag(&self, rtt_ms: u64) {
+        self.lag.store(
+            rtt_ms.saturating_add(1),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
+    pub fn lag(&self) -> Option<u64> {
+        let v = self.lag.load(std::sync::atomic::Ordering::Relaxed);
+        v.checked_sub(1)
+    }
 }
 
 impl Peer {

@@ -1,0 +1,77 @@
+//! Each seat's round trip, measured by the server's own pings, reaches the opponent and
+//! the watchers: in snapshots, and as a numbered event when it is new or moves.
+
+use std::time::Duration;
+
+use protocol::game::Player;
+use protocol::settings::{Level, Settings};
+use protocol::wire::{Change, ClientMessage, ServerMessage};
+use tamsk_tests::*;
+
+/// A new player whose round trip the server has measured once already.
+async fn measured_player(server: &TestServer, name: &str) -> Client {
+    let mut client = Client::new_player(server, name).await;
+    loop {
+        if let ServerMessage::Lag { .. } = client.recv().await {
+            return client;
+        }
+    }
+}
+
+/// The opponent's lag as this follower learns it: from its snapshot, or from the event
+/// that comes when the opponent joins after it.
+async fn opponent_lag(f: &mut Follower) -> u64 {
+    let opponent = f.seat().other();
+    let info = match opponent {
+        Player::Red => &f.snapshot.red,
+        Player::Black => &f.snapshot.black,
+    };
+    if let Some(lag) = info.lag_ms {
+        return lag;
+    }
+    let ev = f
+        .until_change(
+            "the opponent's lag",
+            |c| matches!(c, Change::Lag { player, .. } if *player == opponent),
+        )
+        .await;
+    match ev.change {
+        Change::Lag { rtt_ms, .. } => rtt_ms,
+        other => unreachable!("matched a lag change, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn each_seats_lag_reaches_the_opponent_and_the_watchers() {
+    let config = server::Config {
+        ping_interval: Duration::from_millis(100),
+        ..test_config()
+    };
+    let server = TestServer::start_with(config).await;
+    let settings = Settings::blitz(Level::One);
+    let mut a = measured_player(&server, "Alice").await;
+    let mut b = measured_player(&server, "Bob").await;
+    for c in [&mut a, &mut b] {
+        c.send(&ClientMessage::Seek {
+            settings: settings.clone(),
+        })
+        .await;
+    }
+    let mut a = Follower::await_snapshot(a).await;
+    let mut b = Follower::await_snapshot(b).await;
+    assert_eq!(a.game, b.game);
+    for lag in [opponent_lag(&mut a).await, opponent_lag(&mut b).await] {
+        assert!(lag < 1_000, "a loopback round trip of {lag} ms");
+    }
+    // A watcher joining now sees both seats' lag in its snapshot.
+    let mut watcher = Client::new_player(&server, "Walter").await;
+    watcher
+        .send(&ClientMessage::Watch {
+            game: a.game,
+            after_seq: None,
+        })
+        .await;
+    let w = Follower::await_snapshot(watcher).await;
+    assert!(w.snapshot.red.lag_ms.is_some(), "{:?}", w.snapshot.red);
+    assert!(w.snapshot.black.lag_ms.is_some(), "{:?}", w.snapshot.black);
+}
