@@ -292,13 +292,8 @@ pub fn neutral_line(game: &Game, now: u64) -> Option<Line<'static>> {
     let n = game.neutral();
     let total = game.settings().neutral_ms;
     let left = n.sand.remaining(now);
-    // A flip judges the turn it was made in: once that turn is over the sand runs out
-    // without judging anyone.
-    let judging = n
-        .target
-        .filter(|(t, _)| *t == game.turn() && n.sand.since_ms >= game.turn_started_ms());
-    Some(match judging {
-        Some((target, _)) if left > 0 && game.is_playing() => Line::from(vec![
+    Some(match game.neutral_judges() {
+        Some(target) if left > 0 => Line::from(vec![
             Span::styled("15-second timer on ", Style::new().fg(Color::Yellow)),
             Span::styled(format!("{target}"), player_text(target)),
             Span::raw(" "),

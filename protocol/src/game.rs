@@ -907,6 +907,15 @@ impl Game {
     pub fn neutral(&self) -> &Neutral {
         &self.neutral
     }
+    /// The player whose turn the 15-second timer is judging, if any: a flip judges the turn
+    /// it was made in, so once that turn is over the sand runs out judging nobody.
+    pub fn neutral_judges(&self) -> Option<Player> {
+        let (player, turn_no) = self.neutral.target?;
+        let judging =
+            self.is_playing() && !self.ending && player == self.turn && turn_no == self.turn_no;
+        judging.then_some(player)
+    }
+
     /// The move in progress of the player on turn.
     pub fn held(&self) -> Option<&Held> {
         self.held.as_ref()

@@ -1030,6 +1030,10 @@ fn timer_example_of_the_network_server() {
 fn an_expiry_after_the_turn_ended_judges_nobody() {
     let mut g = blitz(Level::Three);
     ok(&mut g, Black, Action::Flip, 0);
+    assert_eq!(g.neutral_judges(), Some(Red));
+    let mut moved = g.clone();
+    ok(&mut moved, Red, mv("d1", "d2"), 100);
+    assert_eq!(moved.neutral_judges(), None, "Red's turn is over");
     ok(&mut g, Red, mv("d1", "d2"), 100);
     let e = g.advance(1000);
     assert!(

@@ -203,7 +203,7 @@ pub fn legend(game: &Game, now: u64) -> Vec<(usize, String)> {
                 ));
             }
             let neutral = game.neutral();
-            if let Some((target, _)) = neutral.target {
+            if let Some(target) = game.neutral_judges() {
                 let left = neutral.sand.remaining(now);
                 if left > 0 {
                     middle.push(format!(
