@@ -22,7 +22,7 @@ use protocol::game::{Action, Game, Player};
 use protocol::record::EntryKind;
 use protocol::settings::Settings;
 use protocol::wire::{Change, ClientMessage, GameId, ServerMessage, PROTOCOL_VERSION};
-use tokio::sync::watch;
+use tokio::sync::{watch, Semaphore};
 use tokio_tungstenite::tungstenite::Message;
 
 #[derive(Parser, Debug, Clone)]
@@ -90,7 +90,10 @@ struct Tally {
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
-async fn connect(url: &str, name: &str) -> Result<Ws> {
+/// Opens a connection (no Nagle delay) and says hello. `gate` limits how many connect at
+/// once; the permit is held only while connecting.
+async fn connect(url: &str, name: &str, gate: &Semaphore) -> Result<Ws> {
+    let _permit = gate.acquire().await.expect("the gate is never closed");
     let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true)
         .await
         .with_context(|| format!("connecting to {url}"))?;
@@ -165,10 +168,10 @@ async fn player(
     settings: Settings,
     slot: Arc<Slot>,
     index: usize,
-    epoch: Instant,
-    stop: Instant,
+    (epoch, stop): (Instant, Instant),
+    gate: Arc<Semaphore>,
 ) -> Result<Tally> {
-    let mut ws = connect(&args.server, &format!("load{index}")).await?;
+    let mut ws = connect(&args.server, &format!("load{index}"), &gate).await?;
     let interval = Duration::from_secs_f64(args.games as f64 / args.rate);
     let mut tally = Tally {
         opponent: Some(histogram()),
@@ -328,10 +331,10 @@ async fn watcher(
     args: Arc<Args>,
     slot: Arc<Slot>,
     index: usize,
-    epoch: Instant,
-    stop: Instant,
+    (epoch, stop): (Instant, Instant),
+    gate: Arc<Semaphore>,
 ) -> Result<Tally> {
-    let mut ws = connect(&args.server, &format!("watch{index}")).await?;
+    let mut ws = connect(&args.server, &format!("watch{index}"), &gate).await?;
     let mut games = slot.game.subscribe();
     let mut tally = Tally {
         watcher: Some(histogram()),
@@ -538,8 +541,8 @@ async fn main() -> Result<()> {
         })
         .collect();
 
-    // Open connections a batch at a time so the server's accept queue is not flooded.
-    let gate = Arc::new(tokio::sync::Semaphore::new(args.connect_parallel));
+    // Connections open a batch at a time so the server's accept queue is not flooded.
+    let gate = Arc::new(Semaphore::new(args.connect_parallel));
     let mut tasks = tokio::task::JoinSet::new();
     for (g, slot) in slots.iter().enumerate() {
         // The server pairs two seekers of equal settings: a slot's own abort bound (which
@@ -551,16 +554,13 @@ async fn main() -> Result<()> {
         for seat in 0..2 {
             let (args, settings, slot, gate) =
                 (args.clone(), settings.clone(), slot.clone(), gate.clone());
-            tasks.spawn(async move {
-                let permit = gate.acquire_owned().await.expect("gate");
-                let result = player(args, settings, slot, g * 2 + seat, epoch, stop).await;
-                drop(permit);
-                result
-            });
+            let index = g * 2 + seat;
+            tasks.spawn(player(args, settings, slot, index, (epoch, stop), gate));
         }
         for w in 0..args.watchers {
-            let (args, slot, index) = (args.clone(), slot.clone(), g * args.watchers + w);
-            tasks.spawn(async move { watcher(args, slot, index, epoch, stop).await });
+            let (args, slot, gate) = (args.clone(), slot.clone(), gate.clone());
+            let index = g * args.watchers + w;
+            tasks.spawn(watcher(args, slot, index, (epoch, stop), gate));
         }
     }
     let mut total = Tally {
