@@ -27,20 +27,8 @@ pub fn strip(text: &str) -> String {
         .collect()
 }
 
-/// Whether a character may be printed: no control characters, no invisible or
-/// direction-changing formatting characters (which could make one name pose as another
-/// or reorder the rest of the line), no private-use or unassigned-plane characters.
-pub fn safe(c: char) -> bool {
-    if c.is_control() {
-        return false;
-    }
-    !matches!(c as u32,
-        0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180E
-        | 0x2000..=0x200F | 0x2028..=0x202F | 0x205F..=0x206F | 0x3164 | 0xFE00..=0xFE0F
-        | 0xFEFF | 0xFFA0 | 0xFFF0..=0xFFFF | 0xE000..=0xF8FF | 0xE0000..=0xE0FFF
-        | 0xF0000..=0x10FFFF)
-        && (c == ' ' || !c.is_whitespace())
-}
+/// Whether a character may be printed: the rule the server applies to display names.
+pub use protocol::text::printable as safe;
 
 #[cfg(test)]
 mod tests {

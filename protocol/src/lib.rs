@@ -8,6 +8,7 @@ pub mod notation;
 pub mod record;
 pub mod render;
 pub mod settings;
+pub mod text;
 pub mod wire;
 
 pub use board::Square;

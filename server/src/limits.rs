@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use protocol::text::printable;
 
 /// Longest display name, in characters.
 pub const MAX_NAME_CHARS: usize = 24;
@@ -33,19 +34,6 @@ pub fn validate_name(name: &str) -> Result<(), String> {
         return Err("the name starts or ends with whitespace".into());
     }
     Ok(())
-}
-
-fn printable(c: char) -> bool {
-    if c.is_control() {
-        return false;
-    }
-    // Invisible or text-direction characters that would let one name pose as another.
-    !matches!(c as u32,
-        0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180E
-        | 0x2000..=0x200F | 0x2028..=0x202F | 0x205F..=0x206F | 0x3164 | 0xFE00..=0xFE0F
-        | 0xFEFF | 0xFFA0 | 0xFFF0..=0xFFFF | 0xE000..=0xF8FF | 0xE0000..=0xE0FFF
-        | 0xF0000..=0x10FFFF)
-        && (c == ' ' || !c.is_whitespace())
 }
 
 /// Per-connection message rate limit plus a count of breaches.
