@@ -247,3 +247,27 @@ async fn watcher_that_never_reads_is_cut_off() {
     }
     assert!(last_seq < red.seq, "cut off at {last_seq} of {}", red.seq);
 }
+
+/// Answers to the server's own pings are not the client's traffic: a client that only
+/// answers pings, faster than its message rate allows, is never rate-limited.
+#[tokio::test]
+async fn pongs_to_the_servers_pings_are_not_rate_limited() {
+    let config = server::Config {
+        ping_interval: Duration::from_millis(20),
+        ..limited()
+    };
+    let server = TestServer::start_with(config).await;
+    let mut client = Client::new_player(&server, "Pia").await;
+    // 30 round trips take about 0.6 s: six times the 5 messages a second allowed.
+    let mut measured = 0;
+    while measured < 30 {
+        match client.recv().await {
+            ServerMessage::Lag { .. } => measured += 1,
+            ServerMessage::Error { code, message, .. } => panic!("{code}: {message}"),
+            _ => {}
+        }
+    }
+    // A pong nobody asked for still counts, and still gets its error.
+    client.send(&ClientMessage::Pong { nonce: 999_999 }).await;
+    client.expect_error("unknown_nonce").await;
+}
