@@ -29,9 +29,9 @@ use sqlx::{Row, Sqlite, Transaction};
 use tokio::sync::{mpsc, oneshot};
 
 /// Writes waiting for the writer task.
-pub const WRITE_QUEUE: usize = 1024;
+pub const WRITE_QUEUE: usize = 4096;
 /// Most writes in one transaction.
-const BATCH: usize = 256;
+const BATCH: usize = 1024;
 
 /// The SHA-256 of a secret token, hex: what the players table keeps.
 pub fn token_hash(token: &str) -> String {
@@ -247,7 +247,22 @@ impl Store {
         }
         let (tx, rx) = mpsc::channel(WRITE_QUEUE);
         let stats = Arc::new(StoreStats::default());
-        tokio::spawn(writer(pool.clone(), rx, stats.clone()));
+        // The writer has a thread (and a small runtime) of its own: each statement is a
+        // round trip to the database thread, and on the main runtime, when it is busy
+        // with thousands of connections, every round trip waited its turn behind them
+        // (a batch took 100 ms; game ends wait for their commit).
+        let (writer_pool, writer_stats) = (pool.clone(), stats.clone());
+        std::thread::Builder::new()
+            .name("tamsk-store".into())
+            .spawn(move || {
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime.block_on(writer(writer_pool, rx, writer_stats)),
+                    Err(e) => tracing::error!(error = %e, "store writer cannot start"),
+                }
+            })?;
         Ok(Store {
             tx,
             pool: Some(pool),
@@ -566,6 +581,7 @@ async fn write_batch(pool: &SqlitePool, batch: &[Write]) -> anyhow::Result<()> {
         return Ok(());
     }
     let mut tx = pool.begin().await?;
+    let mut entries = Vec::new();
     for w in batch {
         match w {
             Write::Player(p, _) => {
@@ -600,21 +616,44 @@ async fn write_batch(pool: &SqlitePool, batch: &[Write]) -> anyhow::Result<()> {
                 .await?;
             }
             Write::Entry { game, idx, entry } => {
-                sqlx::query(
-                    "INSERT INTO live_entries (game_id, idx, entry) VALUES ($1, $2, $3) \
-                     ON CONFLICT (game_id, idx) DO NOTHING",
-                )
-                .bind(ms(*game))
-                .bind(ms(*idx))
-                .bind(serde_json::to_string(entry)?)
-                .execute(&mut *tx)
-                .await?;
+                entries.push((*game, *idx, serde_json::to_string(entry)?));
+                if entries.len() == ENTRY_ROWS {
+                    write_entries(&mut tx, &mut entries).await?;
+                }
             }
-            Write::GameEnded(end, _) => write_end(&mut tx, end).await?,
+            Write::GameEnded(end, _) => {
+                // The journal rows of this game go in before its end deletes them.
+                write_entries(&mut tx, &mut entries).await?;
+                write_end(&mut tx, end).await?
+            }
             Write::Flush(_) => {}
         }
     }
+    write_entries(&mut tx, &mut entries).await?;
     tx.commit().await?;
+    Ok(())
+}
+
+/// Journal rows inserted by one statement: a statement per move cost the writer a round
+/// trip to the database thread each, which at thousands of moves a second was most of
+/// its time (3 bound values a row, well under SQLite's limit of 32,766).
+const ENTRY_ROWS: usize = 512;
+
+/// Inserts the pending journal rows, if any, with one statement, and empties `rows`.
+async fn write_entries(
+    tx: &mut Transaction<'_, Sqlite>,
+    rows: &mut Vec<(GameId, u64, String)>,
+) -> anyhow::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let mut insert =
+        sqlx::QueryBuilder::<Sqlite>::new("INSERT INTO live_entries (game_id, idx, entry) ");
+    insert.push_values(rows.drain(..), |mut row, (game, idx, entry)| {
+        row.push_bind(ms(game)).push_bind(ms(idx)).push_bind(entry);
+    });
+    insert.push(" ON CONFLICT (game_id, idx) DO NOTHING");
+    insert.build().execute(&mut **tx).await?;
     Ok(())
 }
 
