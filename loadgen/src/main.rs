@@ -10,6 +10,7 @@
 //! game ends the two players seek again and their watchers follow them to the new game,
 //! so the load stays steady for the whole run.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,9 +20,10 @@ use clap::Parser;
 use futures::{SinkExt, StreamExt};
 use hdrhistogram::Histogram;
 use protocol::game::{Action, Game, Player};
-use protocol::record::EntryKind;
+use protocol::record::{Entry, EntryKind};
 use protocol::settings::Settings;
-use protocol::wire::{Change, ClientMessage, GameId, ServerMessage, PROTOCOL_VERSION};
+use protocol::wire::{ClientMessage, GameId, ServerMessage, PROTOCOL_VERSION};
+use serde::Deserialize;
 use tokio::sync::{watch, Semaphore};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -82,9 +84,18 @@ impl Slot {
 struct Tally {
     moves: u64,
     errors: u64,
+    /// Errors by their code.
+    error_codes: BTreeMap<String, u64>,
     games: u64,
     opponent: Option<Histogram<u64>>,
     watcher: Option<Histogram<u64>>,
+}
+
+impl Tally {
+    fn error(&mut self, code: String) {
+        self.errors += 1;
+        *self.error_codes.entry(code).or_default() += 1;
+    }
 }
 
 type Ws =
@@ -114,21 +125,45 @@ async fn send(ws: &mut Ws, msg: &ClientMessage) -> Result<()> {
     Ok(())
 }
 
-/// The next server message, answering pings on the way. `None` when the socket closed.
-async fn next(ws: &mut Ws) -> Result<Option<ServerMessage>> {
+/// A frame from the server: events (nearly all the traffic) are read into a light
+/// shape that skips what the generator does not use (the sand table, the event list), so
+/// the generator spends less of the shared machine on reading; the rest is read whole.
+enum Incoming {
+    Event { game: GameId, entry: Option<Entry> },
+    Message(ServerMessage),
+}
+
+#[derive(Deserialize)]
+struct LightFrame<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: &'a str,
+    game: Option<GameId>,
+    entry: Option<Entry>,
+}
+
+/// The next server frame, answering pings on the way. `None` when the socket closed.
+async fn next(ws: &mut Ws) -> Result<Option<Incoming>> {
     while let Some(frame) = ws.next().await {
         let text = match frame? {
             Message::Text(t) => t,
             Message::Close(_) => return Ok(None),
             _ => continue,
         };
+        if let Ok(LightFrame {
+            kind: "event",
+            game: Some(game),
+            entry,
+        }) = serde_json::from_str(&text)
+        {
+            return Ok(Some(Incoming::Event { game, entry }));
+        }
         let msg: ServerMessage =
             serde_json::from_str(&text).context("server sent something unreadable")?;
         if let ServerMessage::Ping { nonce, .. } = msg {
             send(ws, &ClientMessage::Pong { nonce }).await?;
             continue;
         }
-        return Ok(Some(msg));
+        return Ok(Some(Incoming::Message(msg)));
     }
     Ok(None)
 }
@@ -140,7 +175,8 @@ fn micros_since(epoch: Instant) -> u64 {
 /// What a scripted player does now: when nobody can move any more, the last drop or claim
 /// (so the game ends at once); on its turn, a legal whole move with a drop that does not
 /// walk onto a full socket.
-fn choose(game: &Game, me: Player, turn_count: u64) -> Option<Action> {
+fn choose(replica: &Replica, me: Player, turn_count: u64) -> Option<Action> {
+    let game = &replica.game;
     if game.is_ending() {
         let legal = game.legal_actions(me);
         return legal
@@ -150,16 +186,54 @@ fn choose(game: &Game, me: Player, turn_count: u64) -> Option<Action> {
     if game.turn() != me || game.held().is_some() {
         return None;
     }
+    // A glass about to run out may die before the move arrives: the server would refuse
+    // the move (`hourglass_dead`), rightly, so it is not chosen.
+    let soon = replica.now_ms() + 500;
     let moves: Vec<Action> = game
         .legal_actions(me)
         .into_iter()
         .filter(|a| match a {
-            Action::Move { to, drop: true, .. } => !game.is_full(*to),
+            Action::Move {
+                from,
+                to,
+                drop: true,
+            } => {
+                !game.is_full(*to)
+                    && game
+                        .occupant(*from)
+                        .and_then(|g| game.glass(g).death_at())
+                        .is_none_or(|dies| dies > soon)
+            }
             Action::Place { drop: true, .. } => true,
             _ => false,
         })
         .collect();
     (!moves.is_empty()).then(|| moves[turn_count as usize % moves.len()])
+}
+
+/// A player's copy of its game, fed with each event's entry, and when it last heard.
+struct Replica {
+    game: Game,
+    synced: Instant,
+}
+
+impl Replica {
+    fn new(game: Game) -> Replica {
+        Replica {
+            game,
+            synced: Instant::now(),
+        }
+    }
+
+    fn apply(&mut self, entry: &Entry) {
+        entry.apply_to(&mut self.game).ok();
+        self.synced = Instant::now();
+    }
+
+    /// The game's time now, as far as this replica can tell.
+    fn now_ms(&self) -> u64 {
+        self.game.now() + self.synced.elapsed().as_millis() as u64
+    }
 }
 
 /// A scripted player: seeks, plays its seat at the slot's pace, seeks again after the end.
@@ -192,14 +266,14 @@ async fn player(
                 _ = tokio::time::sleep_until(stop.into()) => break 'games,
             };
             match msg {
-                Some(ServerMessage::Snapshot(s)) => {
+                Some(Incoming::Message(ServerMessage::Snapshot(s))) => {
                     break (
                         s.game,
                         s.seat.context("a player's snapshot has a seat")?,
-                        s.state,
+                        Replica::new(s.state),
                     )
                 }
-                Some(ServerMessage::Error { .. }) => tally.errors += 1,
+                Some(Incoming::Message(ServerMessage::Error { code, .. })) => tally.error(code),
                 Some(_) => {}
                 None => bail!("server closed the connection"),
             }
@@ -211,7 +285,7 @@ async fn player(
         let mut next_move_at = Instant::now() + interval;
         loop {
             // My turn and nothing in flight: wait for my slot, then move.
-            if replica.is_playing() && choose(&replica, seat, turn_count).is_some() {
+            if replica.game.is_playing() && choose(&replica, seat, turn_count).is_some() {
                 let wait = tokio::time::sleep_until(next_move_at.into());
                 tokio::select! {
                     _ = wait => {
@@ -238,7 +312,7 @@ async fn player(
                     }
                 }
             }
-            if !replica.is_playing() {
+            if !replica.game.is_playing() {
                 continue 'games;
             }
             if Instant::now() >= stop {
@@ -251,7 +325,7 @@ async fn player(
             if !on_message(msg, &mut replica, &mut tally, seat, epoch, &slot)? {
                 break 'games;
             }
-            if replica.turn() == seat {
+            if replica.game.turn() == seat {
                 next_move_at = next_move_at.max(Instant::now() + interval);
             }
         }
@@ -263,24 +337,26 @@ async fn player(
 /// Reads until our own move comes back as an event (or an error refuses it).
 async fn await_own_move(
     ws: &mut Ws,
-    replica: &mut Game,
+    replica: &mut Replica,
     tally: &mut Tally,
     seat: Player,
 ) -> Result<bool> {
-    let before = replica.move_count();
+    let before = replica.game.move_count();
     loop {
         match next(ws).await? {
-            Some(ServerMessage::Event(e)) => {
-                if let Change::Play { entry, .. } = &e.change {
-                    entry.apply_to(replica).ok();
+            Some(Incoming::Event { entry, .. }) => {
+                if let Some(entry) = &entry {
+                    replica.apply(entry);
                 }
-                if replica.move_count() > before || !replica.is_playing() || replica.turn() != seat
+                if replica.game.move_count() > before
+                    || !replica.game.is_playing()
+                    || replica.game.turn() != seat
                 {
                     return Ok(true);
                 }
             }
-            Some(ServerMessage::Error { .. }) => {
-                tally.errors += 1;
+            Some(Incoming::Message(ServerMessage::Error { code, .. })) => {
+                tally.error(code);
                 return Ok(true);
             }
             Some(_) => {}
@@ -292,8 +368,8 @@ async fn await_own_move(
 /// Applies one message to the replica; records the opponent's move latency. `false` when
 /// the socket closed.
 fn on_message(
-    msg: Option<ServerMessage>,
-    replica: &mut Game,
+    msg: Option<Incoming>,
+    replica: &mut Replica,
     tally: &mut Tally,
     seat: Player,
     epoch: Instant,
@@ -301,8 +377,8 @@ fn on_message(
 ) -> Result<bool> {
     match msg {
         None => Ok(false),
-        Some(ServerMessage::Event(e)) => {
-            if let Change::Play { entry, .. } = &e.change {
+        Some(Incoming::Event { entry, .. }) => {
+            if let Some(entry) = &entry {
                 if let EntryKind::Act {
                     player,
                     action: Action::Move { .. } | Action::Place { .. },
@@ -314,12 +390,12 @@ fn on_message(
                         h.saturating_record(micros_since(epoch).saturating_sub(sent).max(1));
                     }
                 }
-                entry.apply_to(replica).ok();
+                replica.apply(entry);
             }
             Ok(true)
         }
-        Some(ServerMessage::Error { .. }) => {
-            tally.errors += 1;
+        Some(Incoming::Message(ServerMessage::Error { code, .. })) => {
+            tally.error(code);
             Ok(true)
         }
         Some(_) => Ok(true),
@@ -361,8 +437,8 @@ async fn watcher(
         };
         match msg {
             None => break,
-            Some(ServerMessage::Event(e)) if Some(e.game) == current => {
-                if let Change::Play { entry, .. } = &e.change {
+            Some(Incoming::Event { game, entry }) if Some(game) == current => {
+                if let Some(entry) = &entry {
                     if matches!(
                         entry.kind,
                         EntryKind::Act {
@@ -378,7 +454,7 @@ async fn watcher(
                     }
                 }
             }
-            Some(ServerMessage::Error { .. }) => tally.errors += 1,
+            Some(Incoming::Message(ServerMessage::Error { code, .. })) => tally.error(code),
             Some(_) => {}
         }
     }
@@ -574,6 +650,9 @@ async fn main() -> Result<()> {
             Ok(t) => {
                 total.moves += t.moves;
                 total.errors += t.errors;
+                for (code, n) in t.error_codes {
+                    *total.error_codes.entry(code).or_default() += n;
+                }
                 total.games += t.games;
                 if let Some(h) = t.opponent {
                     total.opponent.as_mut().expect("set").add(h)?;
@@ -602,6 +681,9 @@ async fn main() -> Result<()> {
         total.games,
         total.errors
     );
+    if !total.error_codes.is_empty() {
+        println!("errors by code: {:?}", total.error_codes);
+    }
     println!(
         "moves: {} in the {window:.1} s measured after {:.0} s of set-up -> {:.0} moves/s (target {:.0})",
         total.moves,
