@@ -27,8 +27,12 @@ pub struct Config {
     pub outbound_queue: usize,
     /// Commands waiting for one game task; beyond it a command is refused with `game_busy`.
     pub game_queue: usize,
-    /// Events kept per game for reconnects.
+    /// Events kept per game for reconnects: at most this many...
     pub history: usize,
+    /// ...and at most this many bytes of them (the latest event is always kept). A client
+    /// that missed more gets a fresh snapshot. Every event carries the whole sand table
+    /// (about 1.2 KB): with thousands of live games, a long history is most of the memory.
+    pub history_bytes: usize,
     /// How long a disconnected player keeps his seat before the opponent may claim.
     pub reconnect_grace: Duration,
     /// How long a finished game stays listed and joinable.
@@ -42,6 +46,9 @@ pub struct Config {
     pub socket_send_buffer: Option<usize>,
     /// Websocket write buffer of each connection.
     pub ws_write_buffer: usize,
+    /// Websocket read buffer of each connection: clients send small frames, and the
+    /// buffer is allocated (and zero-filled before each read) for every connection.
+    pub ws_read_buffer: usize,
     /// The SQLite database file (created on first run); `None`: a private in-memory
     /// database that goes with the process.
     pub db_path: Option<PathBuf>,
@@ -53,6 +60,10 @@ pub struct Config {
     pub challenge_timeout: Duration,
     /// How long a game task waits for its end to be stored before announcing it anyway.
     pub store_ack_timeout: Duration,
+    /// Game deadlines wake from the alarm thread (sub-millisecond), not tokio's
+    /// millisecond timer. Off only for tests on tokio's paused clock, which the alarm
+    /// thread does not see.
+    pub precise_timer: bool,
 }
 
 impl Default for Config {
@@ -68,17 +79,20 @@ impl Default for Config {
             outbound_queue: 128,
             game_queue: 256,
             history: 256,
+            history_bytes: 8 * 1024,
             reconnect_grace: Duration::from_secs(60),
             linger: Duration::from_secs(60),
             ping_interval: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(30),
             socket_send_buffer: Some(32 * 1024),
             ws_write_buffer: 8 * 1024,
+            ws_read_buffer: 1024,
             db_path: None,
             store_ack_timeout: Duration::from_secs(5),
             challenge_timeout: Duration::from_secs(60),
             bot: protocol::bot::BotConfig::default(),
             drain: Duration::from_secs(30),
+            precise_timer: true,
         }
     }
 }

@@ -19,6 +19,7 @@ use protocol::wire::{
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Duration, Instant};
 
+use crate::alarm::Alarm;
 use crate::connection::unix_ms;
 use crate::hub::{encode, GameHandle, Hub, Peer, PlayerRec, Seeker};
 use crate::store::{GameEnd, GameStart, Write};
@@ -82,6 +83,8 @@ struct GameTask {
     subs: Vec<Sub>,
     seq: Seq,
     history: VecDeque<(Seq, Utf8Bytes)>,
+    /// Bytes of the frames in `history`.
+    history_bytes: usize,
     away: [Option<Away>; 2],
     /// Each seat's last published round trip.
     lag_ms: [Option<u64>; 2],
@@ -108,6 +111,8 @@ struct GameTask {
     rematch: [Option<Peer>; 2],
     /// The rematch started.
     rematched: Option<GameId>,
+    /// Wakes the task at its next deadline.
+    alarm: Option<Alarm>,
 }
 
 /// Creates a game for two seekers (`[red, black]`), registers it and starts its task.
@@ -152,6 +157,7 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         subs: Vec::new(),
         seq: 0,
         history: VecDeque::new(),
+        history_bytes: 0,
         away: [None; 2],
         lag_ms: [None; 2],
         summary,
@@ -166,6 +172,7 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         rematch: [None, None],
         rematched: None,
         playing: Some(hub.playing_guard()),
+        alarm: hub.alarms.as_ref().map(|a| a.alarm()),
     };
     hub.metrics
         .games_started
@@ -189,6 +196,14 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         task.run(rx).await;
         drop(alive);
     });
+}
+
+/// Waits for a deadline: on the alarm thread if the server has one, else on tokio's timer.
+async fn wait_until(alarm: &mut Option<Alarm>, at: Instant) {
+    match alarm {
+        Some(alarm) => alarm.until(at.into_std()).await,
+        None => sleep_until(at).await,
+    }
 }
 
 fn player_ref(p: &PlayerRec) -> PlayerRef {
@@ -268,7 +283,7 @@ impl GameTask {
                     Some(cmd) => self.handle(cmd),
                     None => break,
                 },
-                _ = sleep_until(wake.unwrap_or_else(Instant::now)), if wake.is_some() => {}
+                _ = wait_until(&mut self.alarm, wake.unwrap_or_else(Instant::now)), if wake.is_some() => {}
             }
         }
         self.hub.games.remove(&self.id);
@@ -288,6 +303,8 @@ impl GameTask {
         self.refresh_summary();
         self.away = [None; 2];
         self.linger_until = Some(Instant::now() + self.hub.config.linger);
+        // The record is stored: a lingering game keeps only what a snapshot needs.
+        self.entries = Vec::new();
     }
 
     /// Hands the ended game to the store; its announcement waits for the answer.
@@ -781,10 +798,16 @@ impl GameTask {
             sand: SandTable::of(&self.game),
             change,
         })));
-        if self.history.len() >= self.hub.config.history.max(1) {
-            self.history.pop_front();
-        }
         self.history.push_back((self.seq, text.clone()));
+        self.history_bytes += text.len();
+        let config = &self.hub.config;
+        while self.history.len() > config.history.max(1)
+            || (self.history_bytes > config.history_bytes && self.history.len() > 1)
+        {
+            if let Some((_, old)) = self.history.pop_front() {
+                self.history_bytes -= old.len();
+            }
+        }
         if self.durable.is_some() {
             self.held.push(text);
         } else {
@@ -845,7 +868,12 @@ mod tests {
     }
 
     /// A hub without a network, and two players paired on `settings`: (hub, red, black).
+    /// On tokio's paused clock, so deadlines wake from tokio's timer.
     async fn pair(settings: Settings, config: Config) -> (Arc<Hub>, GameId, Seat, Seat) {
+        let config = Config {
+            precise_timer: false,
+            ..config
+        };
         let (_stop_tx, stop) = watch::channel(false);
         let (_stop_games_tx, stop_games) = watch::channel(false);
         let (games_alive, _) = mpsc::channel(1);

@@ -143,9 +143,11 @@ impl Peer {
 
 /// Serialises a message once, for any number of sockets.
 pub fn encode(msg: &ServerMessage) -> Utf8Bytes {
-    serde_json::to_string(msg)
-        .expect("server messages always serialise")
-        .into()
+    let mut text = serde_json::to_string(msg).expect("server messages always serialise");
+    // The buffer grew by doubling; frames are kept (game history, queues), so they keep
+    // only their own bytes.
+    text.shrink_to_fit();
+    text.into()
 }
 
 /// A live game as the rest of the server sees it.
@@ -189,6 +191,8 @@ pub struct Hub {
     /// Shutting down: no new games; live ones may still finish.
     draining: std::sync::atomic::AtomicBool,
     pub metrics: crate::metrics::Metrics,
+    /// Precise wake-ups for game deadlines (`None`: tokio's timer, as on a paused clock).
+    pub alarms: Option<crate::alarm::Alarms>,
 }
 
 /// Counts a game as being played while held.
@@ -228,7 +232,15 @@ impl Hub {
             },
             None,
         ));
+        let alarms = if config.precise_timer {
+            crate::alarm::Alarms::start()
+                .inspect_err(|e| tracing::warn!(error = %e, "no alarm thread: tokio's timer"))
+                .ok()
+        } else {
+            None
+        };
         Hub {
+            alarms,
             bot,
             bot_stats: crate::bot::BotStats::default(),
             playing: Arc::default(),

@@ -6,6 +6,7 @@
 //! clocks ([`game`]); each connection is one reading task plus one writing task with a
 //! bounded queue between them ([`connection`]); [`hub`] is what they share.
 
+pub mod alarm;
 pub mod bot;
 pub mod bot_client;
 pub mod config;
