@@ -118,7 +118,7 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
     metrics.connections_open.fetch_add(1, Ordering::Relaxed);
     metrics.connections_total.fetch_add(1, Ordering::Relaxed);
     conn.read_loop(stream).await;
-    conn.cleanup().await;
+    Box::pin(conn.cleanup()).await;
     metrics.connections_open.fetch_sub(1, Ordering::Relaxed);
     kill.kill(CLOSE_NORMAL, "bye");
     drop(conn);
@@ -228,7 +228,10 @@ impl Conn {
                         Some(Ok(msg)) => {
                             last_heard = received;
                             match msg {
-                                Message::Text(text) => self.text(text.as_str(), received).await,
+                                // Boxed: handling a message can wait on the store, and
+                                // that state would otherwise sit in every idle
+                                // connection's task (it was most of its 3.2 KB).
+                                Message::Text(text) => Box::pin(self.text(text.as_str(), received)).await,
                                 Message::Binary(_) => {
                                     self.error("binary_frame", "frames must be JSON text", None)
                                 }

@@ -209,7 +209,7 @@ async fn ws(
     let upgrade = upgrade
         .max_message_size(config.hard_max_message_bytes)
         .max_frame_size(config.hard_max_message_bytes)
-        .read_buffer_size(4 * 1024)
+        .read_buffer_size(config.ws_read_buffer)
         .write_buffer_size(config.ws_write_buffer)
         .max_write_buffer_size(
             config.ws_write_buffer.max(1) * 4 + config.hard_max_message_bytes * 4,

@@ -51,6 +51,9 @@ struct Args {
     /// Events kept per game for reconnects.
     #[arg(long, env = "TAMSK_HISTORY", default_value_t = 256)]
     history: usize,
+    /// Bytes of events kept per game for reconnects (the latest is always kept).
+    #[arg(long, env = "TAMSK_HISTORY_BYTES", default_value_t = 8 * 1024)]
+    history_bytes: usize,
     /// Lag-measuring ping interval.
     #[arg(long, env = "TAMSK_PING_INTERVAL_MS", default_value_t = 5_000)]
     ping_interval_ms: u64,
@@ -80,6 +83,7 @@ async fn main() -> anyhow::Result<()> {
         max_conns_per_ip: args.max_conns_per_ip,
         outbound_queue: args.outbound_queue,
         history: args.history,
+        history_bytes: args.history_bytes,
         ping_interval: Duration::from_millis(args.ping_interval_ms),
         idle_timeout: defaults
             .idle_timeout
