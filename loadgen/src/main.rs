@@ -300,7 +300,7 @@ async fn player(
                             next_move_at += interval * 2;
                             next_move_at = next_move_at.max(Instant::now());
                             // Wait for our own event before choosing again.
-                            if !await_own_move(&mut ws, &mut replica, &mut tally, seat).await? {
+                            if !await_own_move(&mut ws, &mut replica, &mut tally, seat, stop).await? {
                                 break 'games;
                             }
                             continue;
@@ -334,16 +334,23 @@ async fn player(
     Ok(tally)
 }
 
-/// Reads until our own move comes back as an event (or an error refuses it).
+/// Reads until our own move comes back as an event (or an error refuses it); `false` when
+/// the socket closed or the run is over (a last drop may be answered by nothing but the
+/// game's end, which can be far off).
 async fn await_own_move(
     ws: &mut Ws,
     replica: &mut Replica,
     tally: &mut Tally,
     seat: Player,
+    stop: Instant,
 ) -> Result<bool> {
     let before = replica.game.move_count();
     loop {
-        match next(ws).await? {
+        let msg = tokio::select! {
+            msg = next(ws) => msg?,
+            _ = tokio::time::sleep_until(stop.into()) => return Ok(false),
+        };
+        match msg {
             Some(Incoming::Event { entry, .. }) => {
                 if let Some(entry) = &entry {
                     replica.apply(entry);
@@ -590,7 +597,10 @@ async fn main() -> Result<()> {
         let pid = args.server_pid;
         tokio::spawn(async move {
             tokio::time::sleep_until((epoch + setup_budget).into()).await;
-            (pid.and_then(process_usage), process_usage(std::process::id()))
+            (
+                pid.and_then(process_usage),
+                process_usage(std::process::id()),
+            )
         })
     };
     let lateness_at_start = {
