@@ -28,8 +28,11 @@ use sqlx::sqlite::{
 use sqlx::{Row, Sqlite, Transaction};
 use tokio::sync::{mpsc, oneshot};
 
-/// Writes waiting for the writer task.
-pub const WRITE_QUEUE: usize = 4096;
+/// Writes waiting for the writer task. Room is allocated only as it fills (tokio's queue
+/// grows by blocks of 32), so a large bound costs nothing while the writer keeps up; a
+/// burst of game starts and moves (thousands a second under load) fits in it instead of
+/// overflowing into a waiting task per write.
+pub const WRITE_QUEUE: usize = 65_536;
 /// Most writes in one transaction.
 const BATCH: usize = 1024;
 /// How long writes nobody waits for may wait for others to share their transaction.
@@ -312,8 +315,15 @@ impl Store {
         match self.tx.try_send(write) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(write)) => {
-                self.stats.queue_full.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!("store queue full: a task waits for room");
+                let before = self.stats.queue_full.fetch_add(1, Ordering::Relaxed);
+                // Logged at the 1st, 2nd, 4th, 8th, ... time: an overloaded store must
+                // not also flood the log (the count is in /metrics).
+                if (before + 1).is_power_of_two() {
+                    tracing::warn!(
+                        times = before + 1,
+                        "store queue full: a task waits for room"
+                    );
+                }
                 let tx = self.tx.clone();
                 tokio::spawn(async move {
                     if tx.send(write).await.is_err() {
@@ -547,12 +557,13 @@ async fn writer(pool: SqlitePool, mut rx: mpsc::Receiver<Write>, stats: Arc<Stor
         // a transaction per write cost the store a third of the server's CPU with 6,000
         // live games; what someone waits for (a game's end, a new player) goes at once.
         let gather_until = tokio::time::Instant::now() + GATHER;
-        while batch.len() < BATCH && !batch.iter().any(Write::awaited) {
-            let room = BATCH - batch.len();
+        let mut awaited = batch.iter().any(Write::awaited);
+        while batch.len() < BATCH && !awaited {
+            let (before, room) = (batch.len(), BATCH - batch.len());
             let more = rx.recv_many(&mut batch, room);
             match tokio::time::timeout_at(gather_until, more).await {
                 Ok(0) | Err(_) => break,
-                Ok(_) => {}
+                Ok(_) => awaited = batch[before..].iter().any(Write::awaited),
             }
         }
         let n = batch.len() as u64;
