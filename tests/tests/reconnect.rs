@@ -102,14 +102,41 @@ async fn reconnect_after_history_gets_a_snapshot() {
         ..test_config()
     })
     .await;
-    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let black = rejoin_with_two_events_missed(&server).await;
+    // Someone without a seat cannot take it.
+    let mut other = Client::new_player(&server, "Mallory").await;
+    other
+        .send(&ClientMessage::Join {
+            game: black.game,
+            after_seq: None,
+        })
+        .await;
+    other.expect_error("not_a_player").await;
+}
+
+/// The history is bounded by bytes too: with room for less than one event, only the
+/// latest is kept, and a client that missed two gets a snapshot.
+#[tokio::test]
+async fn the_history_byte_bound_also_gives_a_snapshot() {
+    let server = TestServer::start_with(server::Config {
+        history_bytes: 1,
+        ..test_config()
+    })
+    .await;
+    rejoin_with_two_events_missed(&server).await;
+}
+
+/// Black leaves, misses Red's move and his own departure's event, and rejoins: he must get
+/// a snapshot (not `resumed`) that matches Red's replica. Returns Black.
+async fn rejoin_with_two_events_missed(server: &TestServer) -> Follower {
+    let (mut red, mut black) = start_game(server, &Settings::blitz(Level::One)).await;
     let seen = black.seq;
     disconnect(&mut black).await;
     wait_gone(&mut red, Player::Black).await;
     red.act(mv("d1", "d2", true)).await;
     red.until("Red's move", |e| matches!(e, Event::MoveReleased { .. }))
         .await;
-    let (mut client, _) = Client::returning(&server, &black.client.token).await;
+    let (mut client, _) = Client::returning(server, &black.client.token).await;
     client
         .send(&ClientMessage::Join {
             game: black.game,
@@ -125,15 +152,7 @@ async fn reconnect_after_history_gets_a_snapshot() {
     let mut replica = red.replica.clone();
     replica.advance(black.replica.now());
     assert_eq!(black.replica, replica);
-    // Someone without a seat cannot take it.
-    let mut other = Client::new_player(&server, "Mallory").await;
-    other
-        .send(&ClientMessage::Join {
-            game: black.game,
-            after_seq: None,
-        })
-        .await;
-    other.expect_error("not_a_player").await;
+    black
 }
 
 /// The opponent is told of the disconnection with its deadline, cannot claim before it,
