@@ -17,15 +17,7 @@ fn kinds(out: &[Output]) -> Vec<&'static str> {
 fn a_new_player_says_hello_with_his_name_then_seeks() {
     let t0 = Instant::now();
     let settings = Settings::blitz(Level::Three);
-    let mut app = App::new(
-        Mode::Play {
-            settings: settings.clone(),
-            find: Find::Seek,
-        },
-        "Rita".into(),
-        None,
-        t0,
-    );
+    let mut app = seeking(settings.clone(), None, t0);
     let hello = app.on_connected(t0);
     assert_eq!(
         hello,
@@ -48,15 +40,7 @@ fn a_new_player_says_hello_with_his_name_then_seeks() {
 #[test]
 fn a_returning_player_presents_his_token_and_takes_his_seat_again() {
     let t0 = Instant::now();
-    let mut app = App::new(
-        Mode::Play {
-            settings: Settings::level(Level::One),
-            find: Find::Seek,
-        },
-        "Rita".into(),
-        Some("secret".into()),
-        t0,
-    );
+    let mut app = seeking(Settings::level(Level::One), Some("secret"), t0);
     app.resume = Some(4);
     let hello = app.on_connected(t0);
     assert!(
@@ -114,19 +98,7 @@ fn a_refused_name_ends_the_session_with_the_reason() {
 fn the_snapshot_makes_a_replica_and_says_what_the_player_may_do() {
     let t0 = Instant::now();
     let fake = Fake::new(Settings::level(Level::One));
-    let settings = fake.game.settings().clone();
-    let mut app = App::new(
-        Mode::Play {
-            settings,
-            find: crate::app::Find::Seek,
-        },
-        "Rita".into(),
-        None,
-        t0,
-    );
-    app.on_connected(t0);
-    app.on_message(welcome(vec![]), t0);
-    app.take_output();
+    let mut app = greeted(&fake, t0);
     app.on_message(fake.snapshot(Some(Player::Red), 0), t0);
     assert_eq!(app.phase, Phase::InGame);
     let g = app.game.as_ref().unwrap();
@@ -553,16 +525,7 @@ fn a_resumed_game_that_ended_meanwhile_leads_to_a_new_seek() {
     let t0 = Instant::now();
     let mut fake = Fake::new(Settings::level(Level::One));
     fake.act(Player::Red, Action::Resign, 500);
-    let settings = fake.game.settings().clone();
-    let mut app = App::new(
-        Mode::Play {
-            settings,
-            find: crate::app::Find::Seek,
-        },
-        "Rita".into(),
-        Some("secret".into()),
-        t0,
-    );
+    let mut app = seeking(fake.game.settings().clone(), Some("secret"), t0);
     app.resume = Some(1);
     app.on_connected(t0);
     app.on_message(welcome(vec![1]), t0);

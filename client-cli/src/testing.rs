@@ -106,20 +106,30 @@ pub fn mv(from: &str, to: &str, drop: bool) -> Action {
     }
 }
 
-/// An app that has said hello and is seated as `seat` in the fake's game.
-pub fn seated(fake: &Fake, seat: Player, t0: Instant) -> App {
-    let settings = fake.game.settings().clone();
-    let mut app = App::new(
-        Mode::Play {
-            settings,
-            find: crate::app::Find::Seek,
-        },
+/// Rita's app, about to seek a game of `settings`, with her `token` if she has one.
+pub fn seeking(settings: Settings, token: Option<&str>, t0: Instant) -> App {
+    let find = crate::app::Find::Seek;
+    App::new(
+        Mode::Play { settings, find },
         "Rita".into(),
-        None,
+        token.map(Into::into),
         t0,
-    );
+    )
+}
+
+/// Rita's app, connected and welcomed (what it printed so far is taken), seeking a game
+/// of the fake's settings.
+pub fn greeted(fake: &Fake, t0: Instant) -> App {
+    let mut app = seeking(fake.game.settings().clone(), None, t0);
     app.on_connected(t0);
     app.on_message(welcome(vec![]), t0);
+    app.take_output();
+    app
+}
+
+/// An app that has said hello and is seated as `seat` in the fake's game.
+pub fn seated(fake: &Fake, seat: Player, t0: Instant) -> App {
+    let mut app = greeted(fake, t0);
     app.on_message(fake.snapshot(Some(seat), 0), t0);
     app.take_output();
     app

@@ -506,6 +506,13 @@ impl HttpResponse {
     }
 }
 
+/// A GET asking for JSON that must answer 200: the JSON.
+pub async fn get_json(addr: SocketAddr, path: &str) -> serde_json::Value {
+    let resp = http_get(addr, path, Some("application/json")).await;
+    assert_eq!(resp.status, 200, "GET {path}: {}", resp.body);
+    resp.json()
+}
+
 /// A plain HTTP/1.1 GET over a real socket, with an optional `Accept` header.
 pub async fn http_get(addr: SocketAddr, path: &str, accept: Option<&str>) -> HttpResponse {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -133,13 +133,7 @@ async fn a_whole_game_against_the_bot() {
         me.replica.move_count()
     );
     // The game is stored with the bot as a player.
-    let v = http_get(
-        server.addr,
-        &format!("/games/{}", me.game),
-        Some("application/json"),
-    )
-    .await
-    .json();
+    let v = get_json(server.addr, &format!("/games/{}", me.game)).await;
     assert_eq!(v["state"], "finished");
     let bot_side = if bot == Player::Red { "red" } else { "black" };
     assert_eq!(v[bot_side]["player_id"], "bot");

@@ -74,24 +74,12 @@ async fn shutdown_drains_live_games_then_stores_the_rest_as_aborted() {
 
     // Both are stored.
     let server = TestServer::start_with(config).await;
-    let v = http_get(
-        server.addr,
-        &format!("/games/{finished}"),
-        Some("application/json"),
-    )
-    .await
-    .json();
+    let v = get_json(server.addr, &format!("/games/{finished}")).await;
     assert_eq!(
         (v["state"].as_str(), v["reason"].as_str()),
         (Some("finished"), Some("resigned"))
     );
-    let v = http_get(
-        server.addr,
-        &format!("/games/{aborted}"),
-        Some("application/json"),
-    )
-    .await
-    .json();
+    let v = get_json(server.addr, &format!("/games/{aborted}")).await;
     assert_eq!(
         (v["state"].as_str(), v["reason"].as_str()),
         (Some("aborted"), Some("shutdown"))

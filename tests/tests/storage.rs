@@ -119,13 +119,7 @@ async fn a_finished_game_is_stored_before_its_end_is_announced() {
     assert_eq!(lines.len(), 2, "{}", resp.body);
     assert!(lines[1].starts_with(&format!("{id}\t")), "{}", resp.body);
     assert!(lines[1].contains("\tresigned\t"), "{}", resp.body);
-    let resp = http_get(
-        server.addr,
-        &format!("/games?player={name}"),
-        Some("application/json"),
-    )
-    .await;
-    let list = resp.json();
+    let list = get_json(server.addr, &format!("/games?player={name}")).await;
     assert_eq!(list["games"].as_array().unwrap().len(), 1);
     assert_eq!(list["games"][0]["id"], id);
     assert!(
@@ -133,13 +127,8 @@ async fn a_finished_game_is_stored_before_its_end_is_announced() {
         "the list is short"
     );
     // Somebody else has no games.
-    let resp = http_get(
-        server.addr,
-        "/games?player=Nobody",
-        Some("application/json"),
-    )
-    .await;
-    assert_eq!(resp.json()["games"], serde_json::json!([]));
+    let none = get_json(server.addr, "/games?player=Nobody").await;
+    assert_eq!(none["games"], serde_json::json!([]));
 }
 
 /// Bad requests get a specific answer.
@@ -198,23 +187,11 @@ async fn games_and_players_survive_a_restart() {
     server.stop().await;
 
     let server = TestServer::start_with(config_with_db(&db)).await;
-    let v = http_get(
-        server.addr,
-        &format!("/games/{finished}"),
-        Some("application/json"),
-    )
-    .await
-    .json();
+    let v = get_json(server.addr, &format!("/games/{finished}")).await;
     assert_eq!(v["state"], "finished");
     assert_eq!(v["reason"], "resigned");
     assert_eq!(v["winner"], "black");
-    let v = http_get(
-        server.addr,
-        &format!("/games/{live}"),
-        Some("application/json"),
-    )
-    .await
-    .json();
+    let v = get_json(server.addr, &format!("/games/{live}")).await;
     assert_eq!(v["state"], "aborted");
     assert_eq!(v["reason"], "shutdown");
     assert_eq!(v["move_count"], 1);
@@ -228,13 +205,7 @@ async fn games_and_players_survive_a_restart() {
     );
     // Both of Alice's games are listed, newest first.
     let name = red.client.name.clone();
-    let list = http_get(
-        server.addr,
-        &format!("/games?player={name}"),
-        Some("application/json"),
-    )
-    .await
-    .json();
+    let list = get_json(server.addr, &format!("/games?player={name}")).await;
     let ids: Vec<u64> = list["games"]
         .as_array()
         .unwrap()
@@ -243,13 +214,11 @@ async fn games_and_players_survive_a_restart() {
         .collect();
     assert_eq!(ids, [live, finished]);
     // Paging: before the newest.
-    let list = http_get(
+    let list = get_json(
         server.addr,
         &format!("/games?player={name}&before={live}&limit=5"),
-        Some("application/json"),
     )
-    .await
-    .json();
+    .await;
     assert_eq!(list["games"].as_array().unwrap().len(), 1);
 
     // The token still makes the same player.
@@ -267,6 +236,6 @@ async fn games_and_players_survive_a_restart() {
     other.send(&ClientMessage::Seek { settings }).await;
     let f = Follower::await_snapshot(other).await;
     assert!(f.game > live, "ids are not reused: {} after {live}", f.game);
-    let resp = http_get(server.addr, "/games", Some("application/json")).await;
-    assert_eq!(resp.json()["games"].as_array().unwrap().len(), 2);
+    let all = get_json(server.addr, "/games").await;
+    assert_eq!(all["games"].as_array().unwrap().len(), 2);
 }
