@@ -244,14 +244,15 @@ impl GameTask {
             if self.stopping || !commands_open {
                 break;
             }
-            if let Some(cmd) = self.deferred.pop_front() {
-                self.handle(cmd);
-                continue;
-            }
             let wake = self.next_wake();
-            // An overdue deadline goes before any queued command, so a busy game still
-            // announces everything at (or right after) its instant.
+            // An overdue deadline goes before the commands queued behind it, so a busy game
+            // still announces everything at (or right after) its instant; but an action read
+            // before that instant is judged first, at the instant it was read.
             if let Some(w) = wake.filter(|&w| !stalled && w <= Instant::now()) {
+                if let Some(cmd) = self.read_before(&mut rx, w) {
+                    self.handle(cmd);
+                    continue;
+                }
                 if self.linger_until.is_some_and(|t| t <= w) {
                     break;
                 }
@@ -261,6 +262,10 @@ impl GameTask {
                 if stalled {
                     tracing::warn!(game = self.id, "a deadline passed without effect");
                 }
+                continue;
+            }
+            if let Some(cmd) = self.deferred.pop_front() {
+                self.handle(cmd);
                 continue;
             }
             let wake = if stalled {
@@ -291,6 +296,32 @@ impl GameTask {
             sub.peer.seated.remove(self.id);
         }
         tracing::info!(game = self.id, "game closed");
+    }
+
+    /// The next queued command if it must be handled before a deadline at `due`: an
+    /// action read before `due`, or anything queued ahead of one. Commands looked at are
+    /// kept in `deferred`, in order; at most the queue's capacity is ever held there.
+    fn read_before(&mut self, rx: &mut mpsc::Receiver<GameCmd>, due: Instant) -> Option<GameCmd> {
+        let read_before =
+            |c: &GameCmd| matches!(c, GameCmd::Act { received, .. } if *received < due);
+        let mut looked = 0;
+        loop {
+            // Whatever is queued ahead of such an action goes first too, in order (an
+            // action read after `due` still has the deadline fired first by the engine).
+            if !self.game.is_playing() || self.deferred.iter().any(read_before) {
+                return self.deferred.pop_front();
+            }
+            if looked >= self.hub.config.game_queue {
+                return None;
+            }
+            match rx.try_recv() {
+                Ok(cmd) => {
+                    self.deferred.push_back(cmd);
+                    looked += 1;
+                }
+                Err(_) => return None,
+            }
+        }
     }
 
     /// The end is on disk (or the store did not answer in time): announce it.
@@ -979,6 +1010,59 @@ mod tests {
         let ev = next_event(&mut red.rx).await;
         assert_eq!(ev.now_ms, 3350, "Black's A dies 3 s after its flip");
         assert_eq!(next_event(&mut black.rx).await.seq, 1);
+    }
+
+    /// A game task held up past a deadline still judges an action read before that
+    /// deadline at the instant it was read, and only then fires the deadline.
+    #[tokio::test(start_paused = true)]
+    async fn an_action_read_before_a_deadline_is_judged_before_it() {
+        let (hub, game, mut red, black) =
+            pair(Settings::blitz(Level::Three), Config::default()).await;
+        tokio::time::advance(Duration::from_millis(100)).await;
+        act(&hub, game, &black, Action::Flip).await;
+        let ev = next_event(&mut red.rx).await;
+        assert_eq!(ev.now_ms, 100, "the 15-second timer runs out at 400");
+        tokio::time::advance(Duration::from_millis(299)).await;
+        // Read at 399, but queued behind another command while the task was stalled
+        // until 450: the expiry at 400 is overdue when the task gets to it.
+        let tx = &hub.game(game).unwrap().tx;
+        tx.try_send(GameCmd::Lag {
+            conn: red.peer.conn,
+            rtt_ms: 1,
+        })
+        .unwrap();
+        tx.try_send(GameCmd::Act {
+            peer: red.peer.clone(),
+            player: red.player.clone(),
+            action: mv("d1", "d2"),
+            received: Instant::now(),
+        })
+        .unwrap();
+        tokio::time::advance(Duration::from_millis(51)).await;
+        let ev = loop {
+            let ev = next_event(&mut red.rx).await;
+            if matches!(ev.change, Change::Play { .. }) {
+                break ev;
+            }
+        };
+        let Change::Play { entry, events } = &ev.change else {
+            unreachable!()
+        };
+        assert_eq!(entry.at_ms, 399, "judged at the instant it was read");
+        assert!(matches!(
+            entry.kind,
+            EntryKind::Act {
+                player: Player::Red,
+                ..
+            }
+        ));
+        assert!(
+            !events.iter().any(|e| matches!(
+                e,
+                Event::TurnForfeited { .. } | Event::NeutralExpired { .. }
+            )),
+            "Red's move beat the timer: {events:?}"
+        );
     }
 
     #[tokio::test(start_paused = true)]
