@@ -35,6 +35,9 @@ pub struct Config {
     pub history_bytes: usize,
     /// How long a disconnected player keeps his seat before the opponent may claim.
     pub reconnect_grace: Duration,
+    /// Once an absent player's grace ran out, how long his opponent has to claim the win
+    /// before the server ends the game for him (no game waits forever).
+    pub claim_window: Duration,
     /// How long a finished game stays listed and joinable.
     pub linger: Duration,
     /// How often the server pings each connection to measure lag.
@@ -81,6 +84,7 @@ impl Default for Config {
             history: 256,
             history_bytes: 8 * 1024,
             reconnect_grace: Duration::from_secs(60),
+            claim_window: Duration::from_secs(60),
             linger: Duration::from_secs(60),
             ping_interval: Duration::from_secs(5),
             idle_timeout: Duration::from_secs(30),

@@ -380,18 +380,27 @@ impl GameTask {
             return Some(t);
         }
         let engine = self.game.next_deadline();
-        let grace = self
-            .away
-            .iter()
-            .flatten()
-            .filter(|a| !a.expired)
-            .map(|a| a.until_ms)
+        let grace = Player::BOTH
+            .into_iter()
+            .filter_map(|p| self.away_deadline(p))
             .min();
         [engine, grace]
             .into_iter()
             .flatten()
             .min()
             .map(|ms| self.instant_of(ms))
+    }
+
+    /// When `p`'s absence next matters: his grace running out, then (if his opponent is
+    /// here) the end of the opponent's window to claim the win.
+    fn away_deadline(&self, p: Player) -> Option<u64> {
+        let a = self.away[p.index()]?;
+        if !a.expired {
+            return Some(a.until_ms);
+        }
+        let opponent_here = self.away[p.other().index()].is_none();
+        (opponent_here && self.game.is_playing())
+            .then(|| a.until_ms + self.hub.config.claim_window.as_millis() as u64)
     }
 
     /// A deadline came: advance the engine to it exactly and run out graces.
@@ -412,6 +421,16 @@ impl GameTask {
                     a.expired = true;
                     self.publish(Change::GraceExpired { player: p });
                 }
+            }
+        }
+        // The player who stayed did not claim in time: the server ends the game for him,
+        // as the claim would have.
+        for p in order {
+            let unclaimed = self.away[p.index()].is_some_and(|a| a.expired)
+                && self.away_deadline(p).is_some_and(|t| t <= now);
+            if unclaimed && self.game.is_playing() {
+                let events = self.game.abandon(p, now);
+                self.publish_play(now, EntryKind::Abandon { player: p }, events);
             }
         }
         // Both players gone past their graces: nobody is left to claim. The one who left
@@ -1097,5 +1116,21 @@ mod tests {
             }
         );
         assert_eq!(ev.now_ms, 60_040);
+        // Red does not claim: the server ends the game for him when his window closes.
+        let ev = next_event(&mut red.rx).await;
+        assert_eq!(ev.now_ms, 120_040);
+        let Change::Play { entry, events } = &ev.change else {
+            panic!("the end, not {:?}", ev.change)
+        };
+        assert_eq!(
+            entry.kind,
+            EntryKind::Abandon {
+                player: Player::Black
+            }
+        );
+        assert!(
+            matches!(events.last(), Some(Event::GameEnded { outcome, .. }) if outcome.winner == Some(Player::Red)),
+            "{events:?}"
+        );
     }
 }

@@ -33,6 +33,10 @@ struct Args {
     /// How long a disconnected player keeps his seat before the opponent may claim the win.
     #[arg(long, env = "TAMSK_RECONNECT_GRACE_MS", default_value_t = 60_000)]
     reconnect_grace_ms: u64,
+    /// After an absent player's grace ran out: how long the opponent has to claim the win
+    /// before the server ends the game as abandoned (won by the player who stayed).
+    #[arg(long, env = "TAMSK_CLAIM_WINDOW_MS", default_value_t = 60_000)]
+    claim_window_ms: u64,
     /// Largest accepted text message, in bytes.
     #[arg(long, env = "TAMSK_MAX_FRAME_BYTES", default_value_t = 4096)]
     max_frame_bytes: usize,
@@ -74,6 +78,7 @@ async fn main() -> anyhow::Result<()> {
     let defaults = Config::default();
     let config = Config {
         reconnect_grace: Duration::from_millis(args.reconnect_grace_ms),
+        claim_window: Duration::from_millis(args.claim_window_ms),
         max_frame_bytes: args.max_frame_bytes,
         hard_max_message_bytes: defaults
             .hard_max_message_bytes
