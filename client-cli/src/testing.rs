@@ -75,7 +75,7 @@ impl Fake {
     pub fn act(&mut self, player: Player, action: Action, at_ms: u64) -> ServerMessage {
         self.entry(Entry {
             at_ms,
-            kind: EntryKind::Act { player, action },
+            kind: EntryKind::act(player, action),
         })
     }
 

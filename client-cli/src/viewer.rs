@@ -50,7 +50,10 @@ pub struct Viewer {
 
 fn entry_text(kind: &EntryKind, events: &[Event]) -> String {
     match kind {
-        EntryKind::Act { player, action } => format!("{:<5}  {}", player.name(), Notation(*action)),
+        EntryKind::Act { player, action, .. } => {
+            format!("{:<5}  {}", player.name(), Notation(*action))
+        }
+        EntryKind::Lag { player, lag_ms } => format!("{player}'s lag: {lag_ms} ms"),
         EntryKind::Advance => {
             let what: Vec<String> = events
                 .iter()

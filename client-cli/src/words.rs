@@ -78,6 +78,9 @@ pub fn event(e: &Event) -> String {
         Event::PenaltyEarned { player, .. } => {
             format!("{player} earns a penalty ring for his next move")
         }
+        Event::LagCompensated {
+            player, comp_ms, ..
+        } => format!("{player}'s lag was compensated ({comp_ms} ms)"),
         Event::TurnForfeited { player, reason, .. } => match reason {
             ForfeitReason::NeutralTimer => format!(
                 "{player} forfeits the turn: {} may drop two rings",

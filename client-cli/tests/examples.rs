@@ -103,7 +103,7 @@ fn play(settings: Settings, seed: u64, think: (u64, u64)) -> Record {
         game.apply(player, action, at).unwrap();
         entries.push(Entry {
             at_ms: at,
-            kind: EntryKind::Act { player, action },
+            kind: EntryKind::act(player, action),
         });
     }
     assert!(!game.is_playing(), "seed {seed}: the game did not end");

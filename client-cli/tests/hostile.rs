@@ -146,10 +146,7 @@ async fn hostile_server(listener: tokio::net::TcpListener) {
     let mut after = game.clone();
     let entry = protocol::record::Entry {
         at_ms: 10,
-        kind: protocol::record::EntryKind::Act {
-            player: Player::Red,
-            action: protocol::Action::Resign,
-        },
+        kind: protocol::record::EntryKind::act(Player::Red, protocol::Action::Resign),
     };
     let events = entry.apply_to(&mut after).unwrap();
     ws.send(send(ServerMessage::Event(Box::new(

@@ -44,7 +44,7 @@ async fn receive(ws: &mut Ws) -> ClientMessage {
 fn event(game: &mut Game, seq: u64, at_ms: u64, player: Player, action: Action) -> ServerMessage {
     let entry = Entry {
         at_ms,
-        kind: EntryKind::Act { player, action },
+        kind: EntryKind::act(player, action),
     };
     let events = entry.apply_to(game).unwrap();
     ServerMessage::Event(Box::new(GameEvent {

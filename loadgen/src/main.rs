@@ -389,6 +389,7 @@ fn on_message(
                 if let EntryKind::Act {
                     player,
                     action: Action::Move { .. } | Action::Place { .. },
+                    ..
                 } = entry.kind
                 {
                     let sent = slot.sent_us.load(Ordering::Acquire);

@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::board::{Square, SQUARES};
+use crate::lag::Credit;
 use crate::settings::{FullSocket, Level, Settings, Setup};
 
 /// Rings each player starts with.
@@ -512,6 +513,13 @@ pub enum Event {
         at: u64,
         reason: AbortReason,
     },
+    /// `player`'s action beat a deadline that judged him only thanks to his lag
+    /// compensation: `comp_ms` of it was used (see [`crate::lag`]).
+    LagCompensated {
+        at: u64,
+        player: Player,
+        comp_ms: u64,
+    },
 }
 
 impl Event {
@@ -531,7 +539,8 @@ impl Event {
             | Event::Passed { at, .. }
             | Event::TurnStarted { at, .. }
             | Event::GameEnded { at, .. }
-            | Event::GameAborted { at, .. } => *at,
+            | Event::GameAborted { at, .. }
+            | Event::LagCompensated { at, .. } => *at,
         }
     }
 }
@@ -684,6 +693,10 @@ pub struct Window {
     pub dropped: bool,
     /// The opponent may claim (once open) unless the mover drops.
     pub claim_allowed: bool,
+    /// The mover's lag compensation when the window opened: his grace ends (and the
+    /// opponent's claim opens) this much after `drop_grace_ms`.
+    #[serde(default)]
+    pub comp_ms: u64,
 }
 
 /// The 15-second timer.
@@ -742,6 +755,9 @@ pub struct Game {
     #[schemars(with = "Vec<(Vec<u8>, u8)>")]
     #[serde(with = "position_list")]
     positions: Vec<(PositionKey, u8)>,
+    /// Lag compensation per player.
+    #[serde(default)]
+    credit: [Credit; 2],
 }
 
 /// Serde for arrays longer than serde's built-in 32.
@@ -847,6 +863,7 @@ impl Game {
             ending: false,
             end_announced: false,
             positions: Vec::new(),
+            credit: [Credit::default(); 2],
         };
         game.count_position(Player::Red);
         game
@@ -956,7 +973,7 @@ impl Game {
     /// The instant from which the opponent may claim on `window`.
     pub fn claim_opens_at(&self, window: &Window) -> u64 {
         if self.settings.level.timed() {
-            window.opened_ms + self.settings.drop_grace_ms
+            window.opened_ms + self.settings.drop_grace_ms + window.comp_ms
         } else {
             window.opened_ms
         }
@@ -1029,62 +1046,107 @@ impl Game {
     }
 
     fn next_due(&self) -> Option<(u64, Due)> {
-        if !self.is_playing() {
-            return None;
-        }
-        let s = &self.settings;
         let mut best: Option<(u64, Due)> = None;
-        let mut consider = |t: u64, due: Due| {
+        for (nominal, due, judged) in self.dues() {
+            // A deadline that judges a player waits out his lag compensation.
+            let t = judged.map_or(nominal, |p| nominal + self.credit[p.index()].available());
             let t = t.max(self.now_ms);
             if best.is_none_or(|b| (t, due) < b) {
                 best = Some((t, due));
             }
-        };
+        }
+        best
+    }
+
+    /// Everything pending that will happen by itself: its nominal instant, what it is, and
+    /// the player it judges (whose compensation delays it), if any.
+    fn dues(&self) -> Vec<(u64, Due, Option<Player>)> {
+        let mut dues = Vec::new();
+        if !self.is_playing() {
+            return dues;
+        }
+        let s = &self.settings;
         for g in &self.glasses {
             if let Some(t) = g.death_at() {
-                consider(t, Due::Death(g.glass));
+                dues.push((t, Due::Death(g.glass), None));
             }
         }
         if let Some((player, turn_no)) = self.neutral.target {
             if player == self.turn && turn_no == self.turn_no && !self.ending {
-                consider(self.neutral.sand.empties_at(), Due::NeutralExpiry);
+                dues.push((
+                    self.neutral.sand.empties_at(),
+                    Due::NeutralExpiry,
+                    Some(player),
+                ));
             }
         }
         if let Some(late) = &self.late {
             if let Some(until) = late.late_until_ms {
-                consider(until, Due::LateRelease);
+                dues.push((until, Due::LateRelease, Some(late.player)));
             }
         }
         for w in self.windows.iter().flatten() {
             if s.level.timed() && (w.drop_open || w.penalty_open) {
-                consider(w.opened_ms + s.drop_grace_ms, Due::DropGrace(w.mover));
+                // The compensation is the one fixed when the window opened.
+                dues.push((
+                    w.opened_ms + s.drop_grace_ms + w.comp_ms,
+                    Due::DropGrace(w.mover),
+                    None,
+                ));
             }
             if self.ending {
-                consider(
+                dues.push((
                     self.claim_opens_at(w) + s.drop_grace_ms,
                     Due::WindowClose(w.mover),
-                );
+                    None,
+                ));
             }
         }
         if !self.ending {
             for p in Player::BOTH {
                 if let (0, Some(t0)) = (self.moves_made[p.index()], self.first_turn_ms[p.index()]) {
-                    consider(t0 + s.abort_ms, Due::Abort(p));
+                    dues.push((t0 + s.abort_ms, Due::Abort(p), Some(p)));
                 }
             }
             if let Some(limit) = s.turn_limit_ms {
                 if self.held.is_none() {
-                    consider(self.turn_started_ms + limit, Due::TurnLimit);
+                    dues.push((
+                        self.turn_started_ms + limit,
+                        Due::TurnLimit,
+                        Some(self.turn),
+                    ));
                 }
             }
             if s.game_clock.is_some() {
-                consider(
+                dues.push((
                     self.turn_started_ms + self.clock_ms[self.turn.index()],
                     Due::Clock,
-                );
+                    Some(self.turn),
+                ));
             }
         }
-        best
+        dues
+    }
+
+    /// The deadlines judging `player` that have nominally passed by `now`: pending only
+    /// thanks to his compensation.
+    fn compensating(&self, player: Player, now: u64) -> Vec<(u64, Due)> {
+        self.dues()
+            .into_iter()
+            .filter(|&(t, _, judged)| judged == Some(player) && t <= now)
+            .map(|(t, due, _)| (t, due))
+            .collect()
+    }
+
+    /// `player`'s lag compensation.
+    pub fn credit(&self, player: Player) -> Credit {
+        self.credit[player.index()]
+    }
+
+    /// The server's new lag estimate for `player` (round trip, ms). It moves the deadlines
+    /// that judge him: bring the game up to the instant first.
+    pub fn set_lag(&mut self, player: Player, lag_ms: u64) {
+        self.credit[player.index()].set_lag(lag_ms);
     }
 
     /// Brings the game up to `now`, returning what happened on its own meanwhile. An
@@ -1132,6 +1194,9 @@ impl Game {
             }
             Due::NeutralExpiry => {
                 let target = self.turn;
+                // The bound runs from the expiry itself, not from when it fired after the
+                // target's compensation: he is not compensated twice.
+                let expired_at = self.neutral.sand.empties_at().min(now);
                 self.neutral.target = None;
                 let started = self.held.is_some();
                 events.push(Event::NeutralExpired {
@@ -1146,7 +1211,7 @@ impl Game {
                     player: other,
                 });
                 if let Some(mut held) = self.held.take() {
-                    held.late_until_ms = Some(now + self.settings.late_release_ms);
+                    held.late_until_ms = Some(expired_at + self.settings.late_release_ms);
                     self.late = Some(held);
                 } else {
                     events.push(Event::TurnForfeited {
@@ -1312,12 +1377,53 @@ impl Game {
             }
         }
         self.advance_into(now, events);
+        let compensating = self.compensating(player, now);
         self.perform(player, action, events);
         // Anything the action made due at this very instant (an hourglass flipped with a
         // full top dies at once), then passes.
         self.settle(events);
+        self.credit_action(player, action, &compensating, events);
         self.advance_into(now, events);
         Ok(())
+    }
+
+    /// Charges `player` the compensation his action used: the deadlines judging him that
+    /// had nominally passed and that the action did away with. A completed move earns a
+    /// gain.
+    fn credit_action(
+        &mut self,
+        player: Player,
+        action: Action,
+        compensating: &[(u64, Due)],
+        events: &mut Vec<Event>,
+    ) {
+        let now = self.now_ms;
+        let pending = self.compensating(player, now);
+        let needed = compensating
+            .iter()
+            .filter(|d| !pending.contains(d))
+            .map(|&(t, _)| now + 1 - t)
+            .max();
+        let credit = &mut self.credit[player.index()];
+        if let Some(needed) = needed {
+            let comp_ms = credit.charge(needed);
+            if let Some(&(ran_out, _)) = compensating.iter().find(|d| d.1 == Due::Clock) {
+                // The clock was charged the whole turn (down to zero): what is left is what
+                // the compensation bought beyond its nominal end.
+                self.clock_ms[player.index()] += (ran_out + comp_ms).saturating_sub(now);
+            }
+            events.push(Event::LagCompensated {
+                at: now,
+                player,
+                comp_ms,
+            });
+        }
+        if matches!(
+            action,
+            Action::Move { .. } | Action::Release { .. } | Action::Place { .. }
+        ) {
+            self.credit[player.index()].gain();
+        }
     }
 
     /// Refuses `action` with the precise reason, or accepts it. Reads only.
@@ -1652,6 +1758,7 @@ impl Game {
             penalty_open: penalty,
             dropped: false,
             claim_allowed: !opponent_holding,
+            comp_ms: self.credit[i].available(),
         });
         self.tidy_window(player);
     }

@@ -4,6 +4,7 @@
 pub mod board;
 pub mod bot;
 pub mod game;
+pub mod lag;
 pub mod notation;
 pub mod record;
 pub mod render;

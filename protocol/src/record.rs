@@ -22,8 +22,21 @@ pub struct Entry {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "entry", rename_all = "snake_case")]
 pub enum EntryKind {
-    /// A player's accepted action.
-    Act { player: Player, action: Action },
+    /// A player's accepted action, at the instant the server read it. `lag_ms` is the
+    /// server's lag estimate for him then and `comp_ms` the compensation the action used
+    /// (see `docs/RULES.md`, lag compensation): both for the record only; the engine
+    /// derives them again from the `lag` entries.
+    Act {
+        player: Player,
+        action: Action,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lag_ms: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        comp_ms: Option<u64>,
+    },
+    /// The server's lag estimate for `player` changed (round trip, ms): it moves the
+    /// deadlines that judge him.
+    Lag { player: Player, lag_ms: u64 },
     /// Time passed: the events due up to this instant (deaths, expiries, passes, ...).
     Advance,
     /// The server ended the game for a player who left and did not come back.
@@ -32,11 +45,28 @@ pub enum EntryKind {
     Abort { reason: AbortReason },
 }
 
+impl EntryKind {
+    /// An action with no lag figures.
+    pub fn act(player: Player, action: Action) -> EntryKind {
+        EntryKind::Act {
+            player,
+            action,
+            lag_ms: None,
+            comp_ms: None,
+        }
+    }
+}
+
 impl Entry {
     /// Applies this entry to `game`, returning the events it caused.
     pub fn apply_to(&self, game: &mut Game) -> Result<Vec<Event>, ActionError> {
         match &self.kind {
-            EntryKind::Act { player, action } => game.apply(*player, *action, self.at_ms),
+            EntryKind::Act { player, action, .. } => game.apply(*player, *action, self.at_ms),
+            EntryKind::Lag { player, lag_ms } => {
+                let events = game.advance(self.at_ms);
+                game.set_lag(*player, *lag_ms);
+                Ok(events)
+            }
             EntryKind::Advance => Ok(game.advance(self.at_ms)),
             EntryKind::Abandon { player } => Ok(game.abandon(*player, self.at_ms)),
             EntryKind::Abort { reason } => Ok(game.abort(*reason, self.at_ms)),
@@ -170,7 +200,7 @@ pub enum RecordErrorKind {
     Notation(NotationError),
     #[error("'{0}' is not an instant: expected seconds with at most three decimals, like 12.345")]
     Instant(String),
-    #[error("'{0}' is not an entry: expected red or black (then an action), advance, abandon, abort or end")]
+    #[error("'{0}' is not an entry: expected red or black (then an action), advance, lag, abandon, abort or end")]
     Who(String),
     #[error("'{0}' needs {1}")]
     Missing(String, &'static str),
@@ -357,7 +387,12 @@ impl RecordFile {
         };
         for entry in &r.entries {
             match &entry.kind {
-                EntryKind::Act { player, action } => {
+                EntryKind::Act {
+                    player,
+                    action,
+                    lag_ms,
+                    comp_ms,
+                } => {
                     let number = matches!(
                         action,
                         Action::Move { .. } | Action::Place { .. } | Action::Start { .. }
@@ -366,14 +401,22 @@ impl RecordFile {
                         moves += 1;
                         moves
                     });
-                    line(
-                        number,
-                        entry.at_ms,
-                        player.name(),
-                        &Notation(*action).to_string(),
-                    );
+                    let mut what = Notation(*action).to_string();
+                    if let Some(lag) = lag_ms {
+                        what.push_str(&format!("  lag={lag}"));
+                    }
+                    if let Some(comp) = comp_ms {
+                        what.push_str(&format!(" comp={comp}"));
+                    }
+                    line(number, entry.at_ms, player.name(), &what);
                 }
                 EntryKind::Advance => line(None, entry.at_ms, "advance", ""),
+                EntryKind::Lag { player, lag_ms } => line(
+                    None,
+                    entry.at_ms,
+                    "lag",
+                    &format!("{} {lag_ms}", player.name()),
+                ),
                 EntryKind::Abandon { player } => line(None, entry.at_ms, "abandon", player.name()),
                 EntryKind::Abort { reason } => {
                     let words = match reason {
@@ -552,7 +595,7 @@ pub fn load(text: &str) -> Result<Loaded, RecordError> {
             let mut game = Game::new(file.record.settings.clone());
             for (entry, place) in file.record.entries.iter().zip(&places) {
                 if let Err(error) = entry.apply_to(&mut game) {
-                    let EntryKind::Act { player, action } = entry.kind else {
+                    let EntryKind::Act { player, action, .. } = entry.kind else {
                         unreachable!("only actions are refused")
                     };
                     return Err(refusal(
@@ -655,6 +698,24 @@ fn parse_instant(token: &str) -> Option<u64> {
         .ok()?
         .checked_mul(1000)?
         .checked_add(ms)
+}
+
+/// Splits an action's text from the `lag=N comp=N` figures that may follow it.
+fn split_lag(text: &str) -> (&str, Option<u64>, Option<u64>) {
+    let mut rest = text.trim_end();
+    let (mut lag, mut comp) = (None, None);
+    while let Some((head, last)) = rest.rsplit_once(char::is_whitespace) {
+        let figure = |key: &str| last.strip_prefix(key).and_then(|v| v.parse::<u64>().ok());
+        if let Some(v) = figure("lag=") {
+            lag = Some(v);
+        } else if let Some(v) = figure("comp=") {
+            comp = Some(v);
+        } else {
+            break;
+        }
+        rest = head.trim_end();
+    }
+    (rest, lag, comp)
 }
 
 fn parse_player(
@@ -887,7 +948,7 @@ fn parse_record(text: &str) -> Result<(RecordFile, Vec<(Position, String)>), Rec
                         RecordErrorKind::Missing(who.to_string(), "an action, like d1-d2"),
                     ));
                 };
-                let rest = &content[a_off..];
+                let (rest, lag_ms, comp_ms) = split_lag(&content[a_off..]);
                 let action = parse_action(rest).map_err(|e| {
                     let off = a_off + e.offset;
                     line.error(off, &e.token.clone(), RecordErrorKind::Notation(e))
@@ -900,7 +961,30 @@ fn parse_record(text: &str) -> Result<(RecordFile, Vec<(Position, String)>), Rec
                     },
                     rest.trim_end().to_string(),
                 ));
-                EntryKind::Act { player, action }
+                EntryKind::Act {
+                    player,
+                    action,
+                    lag_ms,
+                    comp_ms,
+                }
+            }
+            "lag" => {
+                let player = parse_player(&line, it.next(), who)?;
+                let tok = it.next();
+                let lag_ms = tok
+                    .and_then(|&(_, t)| t.parse::<u64>().ok())
+                    .ok_or_else(|| {
+                        line.error(
+                            tok.map_or(content.trim_end().len(), |&(off, _)| off),
+                            tok.map_or(who, |&(_, t)| t),
+                            RecordErrorKind::Missing(
+                                who.to_string(),
+                                "a player and a round trip in ms, like 'lag red 150'",
+                            ),
+                        )
+                    })?;
+                no_more(&line, it.next(), "'lag' takes a player and milliseconds")?;
+                EntryKind::Lag { player, lag_ms }
             }
             "advance" => {
                 no_more(&line, it.next(), "'advance' takes nothing more")?;
@@ -1128,7 +1212,7 @@ fn import_move_list(text: &str) -> Result<(RecordFile, Game), RecordError> {
             }
             entries.push(Entry {
                 at_ms: now,
-                kind: EntryKind::Act { player, action },
+                kind: EntryKind::act(player, action),
             });
         }
     }
@@ -1175,10 +1259,7 @@ mod text_tests {
     fn act(at_ms: u64, player: Player, action: &str) -> Entry {
         Entry {
             at_ms,
-            kind: EntryKind::Act {
-                player,
-                action: parse_action(action).unwrap(),
-            },
+            kind: EntryKind::act(player, parse_action(action).unwrap()),
         }
     }
 
@@ -1594,10 +1675,7 @@ result: Black wins: Red abandoned the game; rings 31 red, 30 black
                 })
                 .collect();
             let kind = if !legal.is_empty() && rng.gen_bool(0.85) {
-                EntryKind::Act {
-                    player,
-                    action: legal[rng.gen_range(0..legal.len())],
-                }
+                EntryKind::act(player, legal[rng.gen_range(0..legal.len())])
             } else if rng.gen_bool(0.01) {
                 EntryKind::Abandon { player }
             } else {

@@ -359,6 +359,7 @@ impl Conn {
                             let _ = handle.tx.try_send(GameCmd::Lag {
                                 conn: self.peer.conn,
                                 rtt_ms: rtt,
+                                received,
                             });
                         }
                     }

@@ -52,6 +52,8 @@ pub enum GameCmd {
     Lag {
         conn: u64,
         rtt_ms: u64,
+        /// When it was measured.
+        received: Instant,
     },
     /// Offers or accepts (`accept`), or declines, a rematch once the game is over.
     Rematch {
@@ -285,7 +287,9 @@ impl GameTask {
                     self.stopping = true;
                 }
                 cmd = rx.recv() => match cmd {
-                    Some(cmd) => self.handle(cmd),
+                    // Through the loop's top: a deadline that came meanwhile is weighed
+                    // against the instant the command was read.
+                    Some(cmd) => self.deferred.push_back(cmd),
                     None => break,
                 },
                 _ = wait_until(&mut self.alarm, wake.unwrap_or_else(Instant::now)), if wake.is_some() => {}
@@ -302,14 +306,19 @@ impl GameTask {
     /// action read before `due`, or anything queued ahead of one. Commands looked at are
     /// kept in `deferred`, in order; at most the queue's capacity is ever held there.
     fn read_before(&mut self, rx: &mut mpsc::Receiver<GameCmd>, due: Instant) -> Option<GameCmd> {
-        let read_before =
-            |c: &GameCmd| matches!(c, GameCmd::Act { received, .. } if *received < due);
+        let read_before = |c: &GameCmd| match c {
+            GameCmd::Act { received, .. } | GameCmd::Lag { received, .. } => *received < due,
+            _ => false,
+        };
         let mut looked = 0;
         loop {
-            // Whatever is queued ahead of such an action goes first too, in order (an
-            // action read after `due` still has the deadline fired first by the engine).
-            if !self.game.is_playing() || self.deferred.iter().any(read_before) {
+            if !self.game.is_playing() {
                 return self.deferred.pop_front();
+            }
+            // Taken out of turn: what is queued ahead of it was read later (one
+            // connection's frames are read in order, so its own order is kept).
+            if let Some(i) = self.deferred.iter().position(read_before) {
+                return self.deferred.remove(i);
             }
             if looked >= self.hub.config.game_queue {
                 return None;
@@ -369,6 +378,11 @@ impl GameTask {
     /// Game time now, never before the engine's own instant.
     fn now_ms(&self) -> u64 {
         (self.start.elapsed().as_millis() as u64).max(self.game.now())
+    }
+
+    /// The game instant a frame was read, unless the game has already moved past it.
+    fn received_ms(&self, received: Instant) -> u64 {
+        (received.saturating_duration_since(self.start).as_millis() as u64).max(self.game.now())
     }
 
     fn instant_of(&self, ms: u64) -> Instant {
@@ -491,7 +505,11 @@ impl GameTask {
                 received,
             } => self.act(peer, &player, action, received),
             GameCmd::ClaimAbandonment { peer, player } => self.claim_abandonment(peer, &player),
-            GameCmd::Lag { conn, rtt_ms } => self.lag(conn, rtt_ms),
+            GameCmd::Lag {
+                conn,
+                rtt_ms,
+                received,
+            } => self.lag(conn, rtt_ms, received),
             GameCmd::Rematch {
                 peer,
                 player,
@@ -591,9 +609,7 @@ impl GameTask {
             ));
             return;
         };
-        // The instant the frame was read, unless the game has already moved past it.
-        let at = (received.saturating_duration_since(self.start).as_millis() as u64)
-            .max(self.game.now());
+        let at = self.received_ms(received);
         self.catch_up(at);
         match self.game.apply(seat, action, at) {
             Ok(events) => {
@@ -605,14 +621,20 @@ impl GameTask {
                 ) {
                     m.moves.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
-                self.publish_play(
-                    at,
-                    EntryKind::Act {
-                        player: seat,
-                        action,
-                    },
-                    events,
-                );
+                let comp_ms = events
+                    .iter()
+                    .filter_map(|e| match e {
+                        protocol::Event::LagCompensated { comp_ms, .. } => Some(*comp_ms),
+                        _ => None,
+                    })
+                    .sum();
+                let kind = EntryKind::Act {
+                    player: seat,
+                    action,
+                    lag_ms: Some(self.game.credit(seat).lag_ms),
+                    comp_ms: Some(comp_ms),
+                };
+                self.publish_play(at, kind, events);
             }
             Err(e) => {
                 self.hub
@@ -706,7 +728,7 @@ impl GameTask {
         let conn = peer.conn;
         self.subs.push(Sub { peer, seat });
         if let Some(rtt_ms) = known_lag {
-            self.lag(conn, rtt_ms);
+            self.lag(conn, rtt_ms, Instant::now());
         }
         match seat {
             Some(p) => {
@@ -763,7 +785,7 @@ impl GameTask {
 
     /// Publishes a seat's round trip when it is new or moved by 10 ms or more, so that
     /// the opponent and the watchers can show it without an event at every ping.
-    fn lag(&mut self, conn: u64, rtt_ms: u64) {
+    fn lag(&mut self, conn: u64, rtt_ms: u64, received: Instant) {
         let seat = self
             .subs
             .iter()
@@ -775,6 +797,21 @@ impl GameTask {
             return;
         }
         *last = Some(rtt_ms);
+        // The engine judges with it from now on: a recorded entry, so that replicas and
+        // replays move the same deadlines.
+        let now = self.received_ms(received);
+        if self.game.is_playing() {
+            let events = self.game.advance(now);
+            self.game.set_lag(player, rtt_ms);
+            self.publish_play(
+                now,
+                EntryKind::Lag {
+                    player,
+                    lag_ms: rtt_ms,
+                },
+                events,
+            );
+        }
         self.publish(Change::Lag { player, rtt_ms });
     }
 
@@ -1048,6 +1085,7 @@ mod tests {
         tx.try_send(GameCmd::Lag {
             conn: red.peer.conn,
             rtt_ms: 1,
+            received: Instant::now() + Duration::from_millis(50),
         })
         .unwrap();
         tx.try_send(GameCmd::Act {

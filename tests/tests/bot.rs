@@ -107,7 +107,7 @@ async fn a_whole_game_against_the_bot() {
         .iter()
         .filter_map(|ev| match &ev.change {
             Change::Play { entry, .. } => match entry.kind {
-                EntryKind::Act { player, action } if player == bot => Some(action),
+                EntryKind::Act { player, action, .. } if player == bot => Some(action),
                 _ => None,
             },
             _ => None,

@@ -101,7 +101,7 @@ async fn a_finished_game_is_stored_before_its_end_is_announced() {
         .entries
         .iter()
         .filter_map(|e| match e.kind {
-            EntryKind::Act { player, action } => Some((player, action, e.at_ms)),
+            EntryKind::Act { player, action, .. } => Some((player, action, e.at_ms)),
             _ => None,
         })
         .collect();
