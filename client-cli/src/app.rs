@@ -439,6 +439,7 @@ impl App {
         self.last_ping = Some(at);
         vec![ClientMessage::Ping {
             client_ms: Some(self.local_ms(at)),
+            lag_ms: None,
         }]
     }
 
@@ -695,6 +696,7 @@ impl App {
         self.last_ping = Some(at);
         send.push(ClientMessage::Ping {
             client_ms: Some(self.local_ms(at)),
+            lag_ms: None,
         });
         // Back after a lost connection: pick up where we were.
         if let Some(g) = &self.game {

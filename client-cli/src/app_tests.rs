@@ -405,6 +405,7 @@ fn pings_are_answered_and_the_round_trip_is_measured() {
     let sent = app.on_tick(t);
     let [ClientMessage::Ping {
         client_ms: Some(sent_ms),
+        ..
     }] = sent[..]
     else {
         panic!("{sent:?}")

@@ -71,12 +71,16 @@ pub enum ClientMessage {
     Act { game: GameId, action: Action },
     /// Claims the win after the opponent's reconnection grace ran out (abandonment).
     ClaimAbandonment { game: GameId },
-    /// Asks for the server's time; `client_ms` is echoed back.
+    /// Asks for the server's time; `client_ms` is echoed back. `lag_ms` is the client's
+    /// own estimate of its round trip: it can lower the server's estimate, never raise it.
     Ping {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         client_ms: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lag_ms: Option<u64>,
     },
-    /// Answers a server [`ServerMessage::Ping`]; the server measures lag from it.
+    /// Answered a JSON ping of the first protocol. The server measures lag with websocket
+    /// pings now and sends no JSON ping, so this is refused with `unknown_nonce`.
     Pong { nonce: u64 },
     /// Lists the open seeks (waiting `seek`s of other players, oldest first): answer
     /// [`LobbyMessage::Seeks`].

@@ -42,6 +42,9 @@ pub struct Config {
     pub linger: Duration,
     /// How often the server pings each connection to measure lag.
     pub ping_interval: Duration,
+    /// The first ping, this long after the connection opens (so that a player's lag is
+    /// known when his game starts); `None`: after `ping_interval` like the others.
+    pub first_ping: Option<Duration>,
     /// A connection that sends nothing (not even a pong) for this long is closed.
     pub idle_timeout: Duration,
     /// Kernel send buffer of each accepted socket (small keeps per-socket memory small
@@ -87,6 +90,7 @@ impl Default for Config {
             claim_window: Duration::from_secs(60),
             linger: Duration::from_secs(60),
             ping_interval: Duration::from_secs(5),
+            first_ping: Some(Duration::from_millis(200)),
             idle_timeout: Duration::from_secs(30),
             socket_send_buffer: Some(32 * 1024),
             ws_write_buffer: 8 * 1024,

@@ -13,12 +13,13 @@ use protocol::wire::{
     ClientMessage, GameId, LobbyMessage, ServerMessage, LIST_LIMIT, PROTOCOL_VERSION,
 };
 use tokio::sync::mpsc;
-use tokio::time::{interval, Duration, Instant, MissedTickBehavior};
+use tokio::time::{interval_at, Duration, Instant, MissedTickBehavior};
 
 use crate::game::GameCmd;
 use crate::hub::{encode, Hub, Kill, Peer, PlayerRec, Seeker};
 use crate::limits::{validate_name, IpGuard, Limiter, Verdict};
 use crate::lobby::{Refusal, SeekResult};
+use crate::ping::{LagEstimate, Pinger};
 
 /// Close codes.
 const CLOSE_NORMAL: u16 = 1000;
@@ -80,9 +81,9 @@ struct Conn {
     me: Option<Arc<PlayerRec>>,
     games: HashSet<GameId>,
     limiter: Limiter,
-    ping_nonce: u64,
-    ping_sent: Option<(u64, Instant)>,
-    lag_ms: Option<u64>,
+    /// The websocket ping in flight (the writer sends it).
+    pinger: Arc<Pinger>,
+    lag: LagEstimate,
 }
 
 /// Serves one upgraded websocket until it closes.
@@ -97,7 +98,15 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
         kill: kill.clone(),
         seated: Default::default(),
     };
-    let writer = tokio::spawn(write_loop(sink, rx, kill.clone()));
+    let pinger = Arc::new(Pinger::default());
+    let writer = tokio::spawn(write_loop(
+        sink,
+        rx,
+        kill.clone(),
+        pinger.clone(),
+        config.ping_interval,
+        config.first_ping,
+    ));
     let mut conn = Conn {
         hub: hub.clone(),
         peer,
@@ -109,9 +118,8 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
             config.max_strikes,
             config.strike_window,
         ),
-        ping_nonce: 0,
-        ping_sent: None,
-        lag_ms: None,
+        pinger,
+        lag: LagEstimate::default(),
     };
     tracing::debug!(conn = conn.peer.conn, "connected");
     let metrics = &hub.metrics;
@@ -128,12 +136,19 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
 /// Most frames written before one flush.
 const WRITE_BATCH: usize = 32;
 
-/// Writes queued frames; on a kill, sends a close frame (briefly) and stops.
+/// Writes queued frames and a websocket ping every `ping_every` (the first after
+/// `first_ping`); on a kill, sends a close frame (briefly) and stops.
 async fn write_loop(
     mut sink: SplitSink<WebSocket, Message>,
     mut rx: mpsc::Receiver<Utf8Bytes>,
     kill: Arc<Kill>,
+    pinger: Arc<Pinger>,
+    ping_every: Duration,
+    first_ping: Option<Duration>,
 ) {
+    let first = tokio::time::Instant::now() + first_ping.unwrap_or(ping_every);
+    let mut ping = interval_at(first, ping_every);
+    ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             biased;
@@ -152,6 +167,18 @@ async fn write_loop(
                 })
                 .await;
                 return;
+            }
+            _ = ping.tick() => {
+                let payload = pinger.next();
+                let sent = tokio::select! {
+                    biased;
+                    _ = kill.killed() => continue,
+                    res = sink.send(Message::Ping(payload.to_vec().into())) => res,
+                };
+                if sent.is_err() {
+                    kill.kill(CLOSE_NORMAL, "write failed");
+                    return;
+                }
             }
             msg = rx.recv() => {
                 let Some(text) = msg else { return };
@@ -193,9 +220,6 @@ impl Conn {
 
     async fn read_loop(&mut self, mut stream: SplitStream<WebSocket>) {
         let config = self.hub.config.clone();
-        let mut ping = interval(config.ping_interval);
-        ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        ping.tick().await;
         let mut shutdown = self.hub.shutdown.clone();
         let mut last_heard = Instant::now();
         let kill = self.peer.kill.clone();
@@ -211,7 +235,6 @@ impl Conn {
                     kill.kill(CLOSE_POLICY, "idle: nothing received for too long");
                     return;
                 }
-                _ = ping.tick() => self.ping(),
                 frame = stream.next() => {
                     let received = Instant::now();
                     match frame {
@@ -236,7 +259,12 @@ impl Conn {
                                     self.error("binary_frame", "frames must be JSON text", None)
                                 }
                                 Message::Close(_) => return,
-                                Message::Ping(_) | Message::Pong(_) => {}
+                                Message::Pong(payload) => {
+                                    if let Some(rtt) = self.pinger.answer(&payload, received) {
+                                        self.measured(rtt, received);
+                                    }
+                                }
+                                Message::Ping(_) => {}
                             }
                         }
                     }
@@ -245,13 +273,22 @@ impl Conn {
         }
     }
 
-    fn ping(&mut self) {
-        self.ping_nonce += 1;
-        self.ping_sent = Some((self.ping_nonce, Instant::now()));
-        self.send(&ServerMessage::Ping {
-            nonce: self.ping_nonce,
-            server_ms: unix_ms(),
-        });
+    /// A round trip came back: tell the client, and every game it sits in.
+    fn measured(&mut self, rtt_ms: u64, received: Instant) {
+        self.lag.observe(rtt_ms);
+        let Some(lag) = self.lag.ms() else { return };
+        self.send(&ServerMessage::Lag { rtt_ms: lag });
+        self.peer.seated.set_lag(lag);
+        // Best effort: a busy game skips one measurement rather than wait.
+        for game in self.peer.seated.list() {
+            if let Some(handle) = self.hub.game(game) {
+                let _ = handle.tx.try_send(GameCmd::Lag {
+                    conn: self.peer.conn,
+                    rtt_ms: lag,
+                    received,
+                });
+            }
+        }
     }
 
     async fn text(&mut self, text: &str, received: Instant) {
@@ -271,11 +308,6 @@ impl Conn {
                     return;
                 }
             }
-        } else if self.answers_our_ping(text) {
-            // The server sets the pace of its own pings: their answers are not the
-            // client's traffic. Only one ping is outstanding at a time, so this lets
-            // through one message per ping at most.
-            Verdict::Allow
         } else {
             self.limiter.message()
         };
@@ -310,17 +342,6 @@ impl Conn {
         }
     }
 
-    /// Whether `text` is the pong to the ping the server is waiting on.
-    fn answers_our_ping(&self, text: &str) -> bool {
-        const SHORT: usize = 64;
-        match self.ping_sent {
-            Some((nonce, _)) if text.len() <= SHORT => {
-                matches!(parse(text), Ok(ClientMessage::Pong { nonce: n }) if n == nonce)
-            }
-            _ => false,
-        }
-    }
-
     async fn handle(&mut self, msg: ClientMessage, received: Instant) {
         let me = match (&msg, &self.me) {
             (ClientMessage::Hello { .. }, _) => None,
@@ -341,35 +362,25 @@ impl Conn {
                 name,
                 token,
             } => self.hello(version, name, token).await,
-            ClientMessage::Ping { client_ms } => self.send(&ServerMessage::Pong {
-                client_ms,
-                server_ms: unix_ms(),
-                lag_ms: self.lag_ms,
-            }),
-            ClientMessage::Pong { nonce } => match self.ping_sent {
-                Some((n, sent)) if n == nonce => {
-                    let rtt = sent.elapsed().as_millis() as u64;
-                    self.lag_ms = Some(rtt);
-                    self.ping_sent = None;
-                    self.send(&ServerMessage::Lag { rtt_ms: rtt });
-                    self.peer.seated.set_lag(rtt);
-                    // Best effort: a busy game skips one measurement rather than wait.
-                    for game in self.peer.seated.list() {
-                        if let Some(handle) = self.hub.game(game) {
-                            let _ = handle.tx.try_send(GameCmd::Lag {
-                                conn: self.peer.conn,
-                                rtt_ms: rtt,
-                                received,
-                            });
-                        }
-                    }
+            ClientMessage::Ping { client_ms, lag_ms } => {
+                if let Some(lag) = lag_ms {
+                    self.lag.client_says(lag);
                 }
-                _ => self.error(
-                    "unknown_nonce",
-                    format!("no ping with nonce {nonce} is waiting for an answer"),
-                    None,
+                self.send(&ServerMessage::Pong {
+                    client_ms,
+                    server_ms: unix_ms(),
+                    lag_ms: self.lag.ms(),
+                })
+            }
+            // The server measures lag with websocket pings: no JSON ping awaits an answer.
+            ClientMessage::Pong { nonce } => self.error(
+                "unknown_nonce",
+                format!(
+                    "no ping with nonce {nonce} is waiting for an answer: the server measures \
+                     lag with websocket pings"
                 ),
-            },
+                None,
+            ),
             ClientMessage::Seek { settings } => {
                 let Some(seeker) = self.new_game_seeker(me) else {
                     return;

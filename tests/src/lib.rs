@@ -33,6 +33,7 @@ pub fn test_config() -> Config {
         reconnect_grace: Duration::from_millis(600),
         drain: Duration::ZERO,
         ping_interval: Duration::from_secs(3600),
+        first_ping: None,
         idle_timeout: Duration::from_secs(3600),
         ..Config::default()
     }
@@ -189,6 +190,9 @@ impl Client {
                 Some(ServerMessage::Ping { nonce, .. }) => {
                     self.send(&ClientMessage::Pong { nonce }).await;
                 }
+                // The server's lag measurements come whenever its websocket pings are
+                // answered; a test that wants them reads frames.
+                Some(ServerMessage::Lag { .. }) => {}
                 Some(m) => return m,
                 None => panic!("connection closed while waiting for a message"),
             }
@@ -269,6 +273,7 @@ impl Client {
     pub async fn sync(&mut self) {
         self.send(&ClientMessage::Ping {
             client_ms: Some(4242),
+            lag_ms: None,
         })
         .await;
         match self.recv().await {

@@ -12,7 +12,7 @@ use tamsk_tests::*;
 async fn measured_player(server: &TestServer, name: &str) -> Client {
     let mut client = Client::new_player(server, name).await;
     loop {
-        if let ServerMessage::Lag { .. } = client.recv().await {
+        if let Some(ServerMessage::Lag { .. }) = client.recv_frame().await {
             return client;
         }
     }

@@ -20,22 +20,18 @@ async fn server_pings_measure_lag_and_pongs_give_server_time() {
     })
     .await;
     let mut c = Client::new_player(&server, "Clocky").await;
-    let before = unix_ms();
-    let Some(ServerMessage::Ping { nonce, server_ms }) = c.recv_frame().await else {
-        panic!("expected a ping")
-    };
-    assert!(server_ms + 5_000 > before && server_ms < unix_ms() + 5_000);
-    c.send(&ClientMessage::Pong { nonce }).await;
-    let rtt = loop {
-        match c.recv_frame().await {
-            Some(ServerMessage::Lag { rtt_ms }) => break rtt_ms,
-            Some(ServerMessage::Ping { .. }) => continue,
-            other => panic!("expected lag, got {other:?}"),
-        }
+    // The server's websocket pings are answered by the websocket library itself.
+    let rtt = match c.recv_frame().await {
+        Some(ServerMessage::Lag { rtt_ms }) => rtt_ms,
+        other => panic!("expected lag, got {other:?}"),
     };
     assert!(rtt < 1_000, "rtt {rtt}");
     // A client's ping gets the server's time and the lag measured on this connection.
-    c.send(&ClientMessage::Ping { client_ms: Some(5) }).await;
+    c.send(&ClientMessage::Ping {
+        client_ms: Some(5),
+        lag_ms: None,
+    })
+    .await;
     loop {
         match c.recv_frame().await {
             Some(ServerMessage::Pong {

@@ -1,0 +1,100 @@
+//! Lag measured from the server's side: websocket Ping frames, which every client answers
+//! with a Pong (ours or not, without any code of its own), timed from the write to the
+//! answer and smoothed. A client may report its own estimate too; it is never trusted
+//! beyond the server's.
+
+use std::sync::Mutex;
+
+use tokio::time::Instant;
+
+/// The ping in flight of one connection, shared by its writer (which sends it) and its
+/// reader (which reads the answer).
+#[derive(Default)]
+pub struct Pinger {
+    /// Nonce and write instant of the ping awaiting its pong.
+    sent: Mutex<(u64, Option<Instant>)>,
+}
+
+impl Pinger {
+    /// The payload of a new ping, written now. An unanswered earlier ping is given up.
+    pub fn next(&self) -> [u8; 8] {
+        let mut sent = self.sent.lock().expect("ping lock");
+        sent.0 += 1;
+        sent.1 = Some(Instant::now());
+        sent.0.to_be_bytes()
+    }
+
+    /// The round trip of the ping that `payload` answers, if it answers the one in flight.
+    pub fn answer(&self, payload: &[u8], at: Instant) -> Option<u64> {
+        let mut sent = self.sent.lock().expect("ping lock");
+        let nonce = u64::from_be_bytes(payload.try_into().ok()?);
+        match *sent {
+            (n, Some(t)) if n == nonce => {
+                sent.1 = None;
+                Some(at.saturating_duration_since(t).as_millis() as u64)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A connection's lag estimate: round trips smoothed (a quarter of each new one), capped
+/// by what the client says of itself, if it says anything.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LagEstimate {
+    smoothed_ms: Option<u64>,
+    client_ms: Option<u64>,
+}
+
+impl LagEstimate {
+    pub fn observe(&mut self, rtt_ms: u64) {
+        self.smoothed_ms = Some(match self.smoothed_ms {
+            None => rtt_ms,
+            Some(s) => (3 * s + rtt_ms + 2) / 4,
+        });
+    }
+
+    /// The client's own figure: it can only lower the estimate.
+    pub fn client_says(&mut self, lag_ms: u64) {
+        self.client_ms = Some(lag_ms);
+    }
+
+    /// What the games judge with: `None` until the server measured once.
+    pub fn ms(&self) -> Option<u64> {
+        let s = self.smoothed_ms?;
+        Some(self.client_ms.map_or(s, |c| c.min(s)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pong_answers_only_the_ping_in_flight() {
+        let p = Pinger::default();
+        let first = p.next();
+        let second = p.next();
+        let now = Instant::now();
+        assert_eq!(p.answer(&first, now), None, "given up for the second");
+        assert_eq!(p.answer(b"junk", now), None);
+        assert_eq!(p.answer(&second, now), Some(0));
+        assert_eq!(p.answer(&second, now), None, "answered once");
+    }
+
+    #[test]
+    fn the_estimate_is_smoothed_and_a_client_can_only_lower_it() {
+        let mut e = LagEstimate::default();
+        assert_eq!(e.ms(), None);
+        e.client_says(2_000);
+        assert_eq!(e.ms(), None, "nothing measured: nothing claimed counts");
+        e.observe(100);
+        assert_eq!(e.ms(), Some(100));
+        e.observe(300);
+        assert_eq!(e.ms(), Some(150));
+        e.client_says(40);
+        assert_eq!(e.ms(), Some(40));
+        e.client_says(5_000);
+        assert_eq!(e.ms(), Some(150), "never trusted beyond the server's");
+    }
+}
