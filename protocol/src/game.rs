@@ -1220,6 +1220,12 @@ impl Game {
         self.turn_no += 1;
         self.turn_started_ms = now;
         self.first_turn_ms[player.index()].get_or_insert(now);
+        // The turn passes the other player by: his claim on `player`'s last move is gone
+        // (rules page, section 4), and that move may be complete now.
+        if let Some(w) = self.windows[player.index()].as_mut() {
+            w.claim_allowed = false;
+            self.tidy_window(player);
+        }
         // The move still in hand after the 15-second timer simply goes on as this turn's
         // move: touch-move, and the penalty for its lateness is already earned.
         if self.late.is_some_and(|h| h.player == player) {
@@ -1227,7 +1233,9 @@ impl Game {
             held.late_until_ms = None;
             self.held = Some(held);
         }
-        events.push(Event::TurnStarted { at: now, player });
+        if self.is_playing() {
+            events.push(Event::TurnStarted { at: now, player });
+        }
     }
 
     /// Passes players who cannot move and notices the end of the game.
@@ -1258,9 +1266,16 @@ impl Game {
                 });
                 self.begin_turn(other, events);
             } else {
-                // No more turns: stop the clock of the player on turn.
+                // No more turns: stop the clock of the player on turn. Nobody is on turn
+                // any more, so nobody may claim (rules page, section 4).
                 self.charge_clock();
                 self.ending = true;
+                for p in Player::BOTH {
+                    if let Some(w) = self.windows[p.index()].as_mut() {
+                        w.claim_allowed = false;
+                        self.tidy_window(p);
+                    }
+                }
             }
         }
     }
@@ -1344,6 +1359,13 @@ impl Game {
             }
             Action::Claim => {
                 let w = self.windows[player.other().index()].ok_or(ActionError::NoClaim)?;
+                // Only the player now on turn claims (rules page, section 4).
+                if self.ending {
+                    return Err(ActionError::Ending);
+                }
+                if self.turn != player {
+                    return Err(ActionError::NotYourTurn { player });
+                }
                 if w.dropped
                     || !w.claim_allowed
                     || self.now_ms < self.claim_opens_at(&w)
@@ -1642,6 +1664,9 @@ impl Game {
                 self.turn_started_ms = now;
             }
             self.begin_turn(player.other(), events);
+            if !self.is_playing() {
+                return;
+            }
         }
         let opponent_holding = self.holds(player.other()).is_some();
         self.windows[i] = Some(Window {

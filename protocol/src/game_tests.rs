@@ -570,6 +570,63 @@ fn claim_in_level_one_any_time_before_own_move() {
 }
 
 #[test]
+fn no_claim_once_ones_turn_was_forfeited_by_the_timer() {
+    let mut g = blitz(Level::Three); // grace 200, neutral 300
+    ok(&mut g, Red, mv_nodrop("d1", "d2"), 0);
+    ok(&mut g, Red, Action::Flip, 0); // against Black
+                                      // Black, on turn, may claim from the end of Red's grace...
+    let mut claimed = g.clone();
+    ok(&mut claimed, Black, Action::Claim, 299);
+    // ...until the timer forfeits his turn at 300: then he is not on turn any more.
+    let e = g.advance(300);
+    assert!(
+        e.contains(&Event::TurnForfeited {
+            at: 300,
+            player: Black,
+            reason: ForfeitReason::NeutralTimer
+        }),
+        "{e:?}"
+    );
+    assert_eq!(
+        refused(&mut g, Black, Action::Claim, 300),
+        ActionError::NoClaim
+    );
+    assert_eq!(g.window(Red), None, "Red's move is complete");
+    assert!(!g.legal_actions(Black).contains(&Action::Claim));
+}
+
+#[test]
+fn a_player_who_must_pass_has_no_claim() {
+    let mut g = Game::new(Settings {
+        abort_ms: 3_600_000,
+        ..Settings::blitz(Level::One)
+    });
+    // Black's A (a1), B (g1), C (d7) boxed in; Red's X free on c3.
+    for sq in ["a2", "b1", "b2", "f1", "f2", "g2", "c6", "d6", "e6"] {
+        fill(&mut g, sq);
+    }
+    put(&mut g, 'X', "c3");
+    let e = ok(&mut g, Red, mv_nodrop("c3", "c4"), 100);
+    assert!(
+        e.contains(&Event::Passed {
+            at: 100,
+            player: Black,
+            reason: PassReason::Blocked
+        }),
+        "{e:?}"
+    );
+    // The turn passed Black by: no claim, however early.
+    assert_eq!(
+        refused(&mut g, Black, Action::Claim, 100),
+        ActionError::NotYourTurn { player: Black }
+    );
+    // Red's own drop is still open until his next start (Level 1).
+    let w = g.window(Red).expect("Red may still drop");
+    assert!(w.drop_open && !w.claim_allowed);
+    ok(&mut g, Red, Action::Drop, 5_000);
+}
+
+#[test]
 fn no_claim_on_a_full_socket_or_without_rings() {
     let mut g = blitz(Level::One);
     ok(&mut g, Red, mv_nodrop("d1", "c1"), 0);
@@ -648,33 +705,36 @@ fn game_ends_when_nobody_can_move_after_the_last_drop_window() {
     fill_all_but(&mut g, &["d2"]);
     let before = g.rings();
     ok(&mut g, Red, mv_nodrop("d1", "d2"), 100);
-    // Neither can move now; the game waits for Red's drop grace (200), then for Black's
-    // claim (another 200).
+    // Neither can move now; the game waits for Red's drop grace (200) only: Black, who
+    // must pass, has no claim (rules page, section 4).
     assert!(g.is_ending());
     assert_eq!(
         refused(&mut g, Black, Action::Start { from: s("a1") }, 150),
         ActionError::Ending
     );
+    assert_eq!(
+        refused(&mut g, Black, Action::Claim, 299),
+        ActionError::Ending
+    );
     let e = g.advance(300);
-    assert_eq!(
-        e,
-        vec![Event::DropGraceEnded {
-            at: 300,
-            mover: Red,
-            square: s("d2")
-        }]
+    assert!(
+        matches!(
+            e.as_slice(),
+            [
+                Event::DropGraceEnded {
+                    at: 300,
+                    mover: Red,
+                    ..
+                },
+                Event::GameEnded { at: 300, .. }
+            ]
+        ),
+        "{e:?}"
     );
-    ok(&mut g, Black, Action::Claim, 350);
-    let outcome = g.outcome().expect("ended on the claim").clone();
+    let outcome = g.outcome().expect("ended with the grace").clone();
     assert_eq!(outcome.reason, EndReason::NoMoves);
-    assert_eq!(outcome.ended_at_ms, 350);
-    assert_eq!(
-        outcome.rings,
-        Rings {
-            red: before.red,
-            black: before.black - 1
-        }
-    );
+    assert_eq!(outcome.rings, before);
+    assert_eq!(ring_total(&g), 64);
 }
 
 #[test]
