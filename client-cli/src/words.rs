@@ -86,6 +86,9 @@ pub fn event(e: &Event) -> String {
             ForfeitReason::TurnLimit => {
                 format!("{player} forfeits the turn: the turn limit ran out")
             }
+            ForfeitReason::LateRelease => format!(
+                "{player} forfeits the turn: he did not put his hourglass down within the late-release bound"
+            ),
         },
         Event::LateReleaseMissed {
             player,

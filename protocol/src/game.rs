@@ -248,6 +248,9 @@ pub enum ForfeitReason {
     NeutralTimer,
     /// The turn limit ran out before the move was started.
     TurnLimit,
+    /// Level 3: the hourglass held when the 15-second timer ran out was not released
+    /// within the late-release bound: it stays where it was, its flip stands.
+    LateRelease,
 }
 
 /// Why a player cannot move.
@@ -667,7 +670,8 @@ pub struct Held {
     pub from: Square,
     pub since_ms: u64,
     /// Level 3: the 15-second timer ran out on this move; it must be released by this
-    /// instant or it stays where it was.
+    /// instant or it stays where it was. The bound stays when the turn comes back to
+    /// the holder.
     pub late_until_ms: Option<u64>,
 }
 
@@ -1050,10 +1054,8 @@ impl Game {
                 consider(self.neutral.sand.empties_at(), Due::NeutralExpiry);
             }
         }
-        if let Some(late) = &self.late {
-            if let Some(until) = late.late_until_ms {
-                consider(until, Due::LateRelease);
-            }
+        if let Some((until, _)) = self.late_bound() {
+            consider(until, Due::LateRelease);
         }
         for w in self.windows.iter().flatten() {
             if s.level.timed() && (w.drop_open || w.penalty_open) {
@@ -1146,7 +1148,10 @@ impl Game {
                     player: other,
                 });
                 if let Some(mut held) = self.held.take() {
-                    held.late_until_ms = Some(now + self.settings.late_release_ms);
+                    // A bound already running (an earlier expiry on this same hold) stays:
+                    // it holds whatever happens to the turn.
+                    let until = now + self.settings.late_release_ms;
+                    held.late_until_ms = Some(held.late_until_ms.map_or(until, |t| t.min(until)));
                     self.late = Some(held);
                 } else {
                     events.push(Event::TurnForfeited {
@@ -1157,18 +1162,7 @@ impl Game {
                 }
                 self.begin_turn(other, events);
             }
-            Due::LateRelease => {
-                let late = self
-                    .late
-                    .take()
-                    .expect("late release due without a late move");
-                events.push(Event::LateReleaseMissed {
-                    at: now,
-                    player: late.player,
-                    glass: late.glass,
-                    square: late.from,
-                });
-            }
+            Due::LateRelease => self.late_release_missed(events),
             Due::DropGrace(mover) => {
                 let w = self.windows[mover.index()]
                     .as_mut()
@@ -1226,12 +1220,10 @@ impl Game {
             w.claim_allowed = false;
             self.tidy_window(player);
         }
-        // The move still in hand after the 15-second timer simply goes on as this turn's
-        // move: touch-move, and the penalty for its lateness is already earned.
+        // The move still in hand after the 15-second timer goes on as this turn's move
+        // (touch-move), still within its late-release bound (decision 8).
         if self.late.is_some_and(|h| h.player == player) {
-            let mut held = self.late.take().expect("checked");
-            held.late_until_ms = None;
-            self.held = Some(held);
+            self.held = self.late.take();
         }
         if self.is_playing() {
             events.push(Event::TurnStarted { at: now, player });
@@ -2021,6 +2013,9 @@ impl Game {
         }
     }
 }
+
+#[path = "game_bounds.rs"]
+mod bounds;
 
 #[cfg(test)]
 #[path = "game_tests.rs"]

@@ -1041,16 +1041,30 @@ fn a_late_hold_not_released_in_time_stays_with_its_flip() {
     ok(&mut g, Black, Action::Flip, 0);
     ok(&mut g, Red, Action::Start { from: s("d1") }, 100);
     g.advance(300);
+    let mut in_time = g.clone();
+    ok(&mut in_time, Red, Action::Release { to: s("d2") }, 799);
+    // The bound is half-open: 799 is in time, 800 is not.
     let e = g.advance(800);
     assert_eq!(
         e,
-        vec![Event::LateReleaseMissed {
-            at: 800,
-            player: Red,
-            glass: Glass(0),
-            square: s("d1")
-        }]
+        vec![
+            Event::LateReleaseMissed {
+                at: 800,
+                player: Red,
+                glass: Glass(0),
+                square: s("d1")
+            },
+            // The turn it was late on counts as forfeited; its penalty was earned at the
+            // expiry and does not stack.
+            Event::TurnForfeited {
+                at: 800,
+                player: Red,
+                reason: ForfeitReason::LateRelease
+            },
+        ]
     );
+    assert_eq!(g.turn(), Black);
+    assert!(g.penalty_owed(Black));
     assert_eq!(g.occupant(s("d1")), Some(Glass(0)));
     assert_eq!(
         g.glass(Glass(0)).sand,
@@ -1103,19 +1117,114 @@ fn an_expiry_after_the_turn_ended_judges_nobody() {
 }
 
 #[test]
-fn expiry_on_a_started_move_whose_holder_gets_the_turn_back_continues_it() {
-    let mut g = blitz(Level::Three);
+fn the_late_release_bound_holds_when_the_turn_comes_back() {
+    let mut g = blitz(Level::Three); // late release 500
     ok(&mut g, Black, Action::Flip, 0);
     ok(&mut g, Red, Action::Start { from: s("d1") }, 100);
-    g.advance(300);
-    // Black moves quickly; Red's hand still holds X: it is his move of the new turn.
+    g.advance(300); // expiry: Red may release until 800
+                    // Black moves quickly (with the penalty ring of the expiry); Red's hand still holds X:
+                    // it is his move of the new turn (touch-move), and the bound still runs.
     ok(&mut g, Black, mv("a1", "b1"), 350);
+    ok(&mut g, Black, Action::PenaltyDrop { at: s("d4") }, 360);
     assert_eq!(g.turn(), Red);
     assert_eq!(
         g.held().map(|h| (h.glass, h.late_until_ms)),
-        Some((Glass(0), None))
+        Some((Glass(0), Some(800)))
     );
-    ok(&mut g, Red, Action::Release { to: s("d2") }, 1200);
+    assert_eq!(
+        refused(&mut g, Red, Action::Start { from: s("g4") }, 400),
+        ActionError::AlreadyHolding { glass: Glass(0) }
+    );
+    // Within the bound (799): an ordinary release that ends this turn.
+    let mut in_time = g.clone();
+    let e = ok(&mut in_time, Red, Action::Release { to: s("d2") }, 799);
+    assert_eq!(
+        e[..2],
+        [
+            Event::MoveReleased {
+                at: 799,
+                player: Red,
+                glass: Glass(0),
+                from: s("d1"),
+                to: s("d2"),
+                late: false
+            },
+            Event::TurnStarted {
+                at: 799,
+                player: Black
+            }
+        ]
+    );
+    // At 800 it stays on d1 with its flip, and this turn is forfeited with its penalty.
+    assert_eq!(g.next_deadline(), Some(800));
+    let e = g.advance(800);
+    assert_eq!(
+        e,
+        vec![
+            Event::LateReleaseMissed {
+                at: 800,
+                player: Red,
+                glass: Glass(0),
+                square: s("d1")
+            },
+            Event::TurnForfeited {
+                at: 800,
+                player: Red,
+                reason: ForfeitReason::LateRelease
+            },
+            Event::PenaltyEarned {
+                at: 800,
+                player: Black
+            },
+            Event::TurnStarted {
+                at: 800,
+                player: Black
+            },
+        ]
+    );
+    assert_eq!(g.occupant(s("d1")), Some(Glass(0)));
+    assert_eq!(
+        g.glass(Glass(0)).sand,
+        Sand {
+            top_ms: 3000,
+            since_ms: 100
+        }
+    );
+    assert_eq!(g.held(), None);
+    assert_eq!(
+        refused(&mut g, Red, Action::Release { to: s("d2") }, 801),
+        ActionError::NotHolding
+    );
+}
+
+#[test]
+fn a_second_expiry_on_the_same_hold_keeps_the_first_bound() {
+    let mut g = blitz(Level::Three);
+    ok(&mut g, Black, Action::Flip, 0);
+    ok(&mut g, Red, Action::Start { from: s("d1") }, 100);
+    g.advance(300); // bound 800
+    ok(&mut g, Black, mv("a1", "b1"), 310); // the turn comes back to Red, holding X
+                                            // Black flips again on Red's new turn: it runs out at 610 on the same hold.
+    ok(&mut g, Black, Action::Flip, 310);
+    let e = g.advance(610);
+    assert!(
+        e.contains(&Event::NeutralExpired {
+            at: 610,
+            target: Red,
+            started: true
+        }),
+        "{e:?}"
+    );
+    assert_eq!(g.late().map(|h| h.late_until_ms), Some(Some(800)));
+    let e = g.advance(800);
+    assert!(
+        e.contains(&Event::TurnForfeited {
+            at: 800,
+            player: Red,
+            reason: ForfeitReason::LateRelease
+        }),
+        "{e:?}"
+    );
 }
 
 // ----- section 8 and settings -----
