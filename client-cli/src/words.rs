@@ -124,6 +124,7 @@ pub fn abort(reason: &AbortReason) -> String {
             format!("{player} did not make a first move in time")
         }
         AbortReason::Shutdown => "the server shut down".into(),
+        AbortReason::BothAbsent => "both players left before both had made a first move".into(),
     }
 }
 

@@ -18,6 +18,14 @@ use crate::settings::{FullSocket, Level, Settings, Setup};
 /// Rings each player starts with.
 pub const RINGS_EACH: u8 = 32;
 
+/// A player whose turns lapse this many times in a row ends the game (`docs/RULES.md`,
+/// decision 15).
+pub const IDLE_TURNS: u8 = 3;
+
+/// Without a `turn_limit_ms`, a turn lapses after this many times `abort_ms` (the idle
+/// bound, decision 15).
+pub const IDLE_BOUND_ABORTS: u64 = 10;
+
 /// One of the two players.
 #[derive(
     Clone,
@@ -246,7 +254,8 @@ pub enum DropKind {
 pub enum ForfeitReason {
     /// Level 3: the 15-second timer ran out before the move was started.
     NeutralTimer,
-    /// The turn limit ran out before the move was started.
+    /// The turn limit (or, without one, the idle bound) ran out before the move was
+    /// released: a glass in hand stays where it was, its flip stands.
     TurnLimit,
     /// Level 3: the hourglass held when the 15-second timer ran out was not released
     /// within the late-release bound: it stays where it was, its flip stands.
@@ -300,6 +309,15 @@ pub enum EndReason {
     Abandoned {
         player: Player,
     },
+    /// `player` let his turns lapse [`IDLE_TURNS`] times in a row while the other played.
+    Idle {
+        player: Player,
+    },
+    /// Both players let their turns lapse: decided as at the end, on rings.
+    BothIdle,
+    /// Both players were absent past their reconnection graces: decided as at the end,
+    /// on rings.
+    BothAbsent,
 }
 
 impl EndReason {
@@ -311,6 +329,11 @@ impl EndReason {
             EndReason::Resigned { player } => format!("{player} resigned"),
             EndReason::Clock { player } => format!("{player}'s game clock ran out"),
             EndReason::Abandoned { player } => format!("{player} abandoned the game"),
+            EndReason::Idle { player } => {
+                format!("{player} let {IDLE_TURNS} turns in a row lapse")
+            }
+            EndReason::BothIdle => "both players let their turns lapse".into(),
+            EndReason::BothAbsent => "both players left the game".into(),
         }
     }
 }
@@ -400,6 +423,8 @@ pub enum AbortReason {
     NoFirstMove { player: Player },
     /// The server shut down before the game ended.
     Shutdown,
+    /// Both players were absent past their graces before both had made a first move.
+    BothAbsent,
 }
 
 /// Where a game stands.
@@ -670,8 +695,7 @@ pub struct Held {
     pub from: Square,
     pub since_ms: u64,
     /// Level 3: the 15-second timer ran out on this move; it must be released by this
-    /// instant or it stays where it was. The bound stays when the turn comes back to
-    /// the holder.
+    /// instant or it stays where it was.
     pub late_until_ms: Option<u64>,
 }
 
@@ -746,6 +770,9 @@ pub struct Game {
     #[schemars(with = "Vec<(Vec<u8>, u8)>")]
     #[serde(with = "position_list")]
     positions: Vec<(PositionKey, u8)>,
+    /// Turns of each player that lapsed in a row (forfeited), reset by his next move.
+    #[serde(default)]
+    lapsed: [u8; 2],
 }
 
 /// Serde for arrays longer than serde's built-in 32.
@@ -851,6 +878,7 @@ impl Game {
             ending: false,
             end_announced: false,
             positions: Vec::new(),
+            lapsed: [0; 2],
         };
         game.count_position(Player::Red);
         game
@@ -1074,11 +1102,8 @@ impl Game {
                     consider(t0 + s.abort_ms, Due::Abort(p));
                 }
             }
-            if let Some(limit) = s.turn_limit_ms {
-                if self.held.is_none() {
-                    consider(self.turn_started_ms + limit, Due::TurnLimit);
-                }
-            }
+            // Time with a glass in hand counts: holding one cannot stop the limit.
+            consider(self.turn_started_ms + self.turn_limit(), Due::TurnLimit);
             if s.game_clock.is_some() {
                 consider(
                     self.turn_started_ms + self.clock_ms[self.turn.index()],
@@ -1153,14 +1178,18 @@ impl Game {
                     let until = now + self.settings.late_release_ms;
                     held.late_until_ms = Some(held.late_until_ms.map_or(until, |t| t.min(until)));
                     self.late = Some(held);
+                    self.begin_turn(other, events);
                 } else {
                     events.push(Event::TurnForfeited {
                         at: now,
                         player: target,
                         reason: ForfeitReason::NeutralTimer,
                     });
+                    self.lapse(target, events);
+                    if self.is_playing() {
+                        self.begin_turn(other, events);
+                    }
                 }
-                self.begin_turn(other, events);
             }
             Due::LateRelease => self.late_release_missed(events),
             Due::DropGrace(mover) => {
@@ -1191,12 +1220,18 @@ impl Game {
             }
             Due::TurnLimit => {
                 let player = self.turn;
+                // A glass in hand stays where it was (it never left its origin); its flip
+                // stands.
+                self.held = None;
                 events.push(Event::TurnForfeited {
                     at: now,
                     player,
                     reason: ForfeitReason::TurnLimit,
                 });
-                self.begin_turn(player.other(), events);
+                self.lapse(player, events);
+                if self.is_playing() {
+                    self.begin_turn(player.other(), events);
+                }
             }
             Due::Clock => {
                 let player = self.turn;
@@ -1648,6 +1683,7 @@ impl Game {
             self.opening_used[i] |= glass.bit();
         }
         self.moves_made[i] += 1;
+        self.lapsed[i] = 0;
         let penalty = std::mem::take(&mut self.penalty_owed[i]) && self.holders[i] > 0;
         if !late {
             if let Some(clock) = self.settings.game_clock {

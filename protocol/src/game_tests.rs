@@ -182,12 +182,11 @@ fn level_one_never_flips() {
     ok(&mut g, Red, mv("d1", "d2"), 0);
     ok(&mut g, Black, mv("a1", "b1"), 10);
     assert!(!g.glass(Glass(0)).started);
-    assert_eq!(
-        g.next_deadline(),
-        None,
-        "no clock, nothing timed once both moved"
-    );
-    assert!(g.advance(10_000_000).is_empty());
+    // No clock: the only deadline is the idle bound on Red's turn (decision 15).
+    assert_eq!(g.next_deadline(), Some(10 + 10 * 3_000));
+    let e = g.advance(10 + 10 * 3_000 - 1);
+    assert!(e.is_empty(), "{e:?}");
+    assert!(!g.glass(Glass(0)).started && !g.glass(Glass(3)).started);
 }
 
 #[test]
@@ -1065,6 +1064,7 @@ fn a_late_hold_not_released_in_time_stays_with_its_flip() {
     );
     assert_eq!(g.turn(), Black);
     assert!(g.penalty_owed(Black));
+    assert_eq!(g.lapsed(Red), 1);
     assert_eq!(g.occupant(s("d1")), Some(Glass(0)));
     assert_eq!(
         g.glass(Glass(0)).sand,
@@ -1155,6 +1155,7 @@ fn the_late_release_bound_holds_when_the_turn_comes_back() {
             }
         ]
     );
+    assert_eq!(in_time.lapsed(Red), 0);
     // At 800 it stays on d1 with its flip, and this turn is forfeited with its penalty.
     assert_eq!(g.next_deadline(), Some(800));
     let e = g.advance(800);
