@@ -1258,6 +1258,58 @@ fn no_first_move_aborts() {
     );
 }
 
+/// Decision 10: a player's 30 s run from the start of his first turn, whatever started it.
+#[test]
+fn the_abort_counts_from_the_first_turn_whatever_began_it() {
+    // Red moves and flips the timer on Black: Black's turn is forfeited at 300 and Red is
+    // on turn at 3000, yet Black's 3 s ran from Red's release at 0: Black aborts.
+    let mut g = blitz(Level::Three); // abort 3000, neutral 300, late release 500
+    ok(&mut g, Red, mv("d1", "d2"), 0);
+    ok(&mut g, Red, Action::Flip, 0);
+    let e = g.advance(3_000);
+    assert_eq!(g.turn(), Red);
+    assert_eq!(
+        e.last(),
+        Some(&Event::GameAborted {
+            at: 3_000,
+            reason: AbortReason::NoFirstMove { player: Black }
+        })
+    );
+    // Red's first move runs out on the timer and is released late: Black's first turn
+    // began at the expiry (300), not at Red's late release (450).
+    let mut g = blitz(Level::Three);
+    ok(&mut g, Black, Action::Flip, 0);
+    ok(&mut g, Red, Action::Start { from: s("d1") }, 100);
+    g.advance(300);
+    ok(&mut g, Red, Action::Release { to: s("d2") }, 450);
+    assert_eq!(g.moves_made(Red), 1);
+    assert!(
+        g.is_playing()
+            && g.advance(3_299)
+                .iter()
+                .all(|e| !matches!(e, Event::GameAborted { .. }))
+    );
+    assert_eq!(
+        g.advance(3_300),
+        vec![Event::GameAborted {
+            at: 3_300,
+            reason: AbortReason::NoFirstMove { player: Black }
+        }]
+    );
+    // Red's own first turn forfeited (Black flipped at once): Red still aborts at 3000,
+    // while Black, on turn since 300, has until 3300.
+    let mut g = blitz(Level::Three);
+    ok(&mut g, Black, Action::Flip, 0);
+    let e = g.advance(3_000);
+    assert_eq!(
+        e.last(),
+        Some(&Event::GameAborted {
+            at: 3_000,
+            reason: AbortReason::NoFirstMove { player: Red }
+        })
+    );
+}
+
 #[test]
 fn level_two_turn_limit_forfeits_without_penalty() {
     let mut g = blitz(Level::Two); // turn limit 1000
