@@ -1545,3 +1545,82 @@ fn passes_say_why() {
         "{e:?}"
     );
 }
+
+/// A seeded game of Level 1 with random moves (with and without drops), drops and claims
+/// (taken whenever open), in which from move 30 both players stop dropping and each plays
+/// his first legal move: the position repeats and the third occurrence ends the game.
+/// Rings are conserved at every step.
+#[test]
+fn repetition_in_a_real_game_with_drops_and_claims_conserves_rings() {
+    for seed in 0..20 {
+        let (outcome, claims, drops) = shuffle_into_repetition(seed);
+        assert_eq!(
+            outcome.reason,
+            EndReason::Repetition,
+            "seed {seed}: {outcome:?}"
+        );
+        assert!(
+            claims >= 1 && drops >= 1,
+            "seed {seed}: claims {claims}, drops {drops}"
+        );
+    }
+}
+
+/// Plays the game of the test above; returns its outcome, claims and other drops.
+fn shuffle_into_repetition(seed: u64) -> (Outcome, u32, u32) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut g = Game::new(Settings {
+        abort_ms: 3_600_000,
+        ..Settings::blitz(Level::One)
+    });
+    let mut t = 0;
+    let (mut claims, mut drops) = (0, 0);
+    let mut ended = None;
+    for _ in 0..2000 {
+        t += 10;
+        let p = if rng.gen_bool(0.5) { Red } else { Black };
+        let shuffling = g.move_count() >= 30;
+        let acts: Vec<Action> = g
+            .legal_actions(p)
+            .into_iter()
+            .filter(|a| match a {
+                // Never onto a full socket: that loses at once.
+                Action::Move { drop, to, .. } => !g.is_full(*to) && (!shuffling || !drop),
+                Action::Drop | Action::Claim | Action::PenaltyDrop { .. } => !shuffling,
+                _ => false,
+            })
+            .collect();
+        // A claim, whenever one is open, is taken.
+        let claim = acts.iter().find(|a| **a == Action::Claim);
+        let Some(&a) = (if shuffling {
+            acts.first()
+        } else if claim.is_some() {
+            claim
+        } else {
+            acts.get(rng.gen_range(0..acts.len().max(1)))
+        }) else {
+            continue;
+        };
+        let e = ok(&mut g, p, a, t);
+        for ev in &e {
+            if let Event::RingDropped { kind, .. } = ev {
+                match kind {
+                    DropKind::Claim => claims += 1,
+                    _ => drops += 1,
+                }
+            }
+        }
+        let board: u32 = Square::ALL.iter().map(|&sq| g.rings_on(sq) as u32).sum();
+        assert_eq!(
+            board + g.rings().red as u32 + g.rings().black as u32,
+            64,
+            "rings conserved after {a:?} at {t}"
+        );
+        if let Some(Event::GameEnded { outcome, .. }) = e.last() {
+            ended = Some(outcome.clone());
+            break;
+        }
+    }
+    (ended.expect("the game ends"), claims, drops)
+}
