@@ -1177,8 +1177,10 @@ impl Game {
                     // it holds whatever happens to the turn.
                     let until = now + self.settings.late_release_ms;
                     held.late_until_ms = Some(held.late_until_ms.map_or(until, |t| t.min(until)));
-                    self.late = Some(held);
+                    // The other player may hold a late glass of his own (short timers): the
+                    // new turn makes it his move first, so that one does not overwrite it.
                     self.begin_turn(other, events);
+                    self.late = Some(held);
                 } else {
                     events.push(Event::TurnForfeited {
                         at: now,

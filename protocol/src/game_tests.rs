@@ -1228,6 +1228,32 @@ fn a_second_expiry_on_the_same_hold_keeps_the_first_bound() {
     );
 }
 
+#[test]
+fn two_late_glasses_at_once_are_both_kept() {
+    // Short timers: the 15-second timer (300) runs out on Black's hold while Red's late
+    // release (500) still runs.
+    let mut g = blitz(Level::Three);
+    ok(&mut g, Black, Action::Flip, 0);
+    ok(&mut g, Red, Action::Start { from: s("d1") }, 100);
+    g.advance(300); // Red late until 800, Black on turn
+    ok(&mut g, Black, Action::Start { from: s("a1") }, 350);
+    ok(&mut g, Red, Action::Flip, 350);
+    g.advance(650); // Black late until 1150; Red on turn, X in hand until 800
+    assert_eq!(
+        g.held().map(|h| (h.glass, h.late_until_ms)),
+        Some((Glass(0), Some(800)))
+    );
+    assert_eq!(
+        g.late().map(|h| (h.glass, h.late_until_ms)),
+        Some((Glass(3), Some(1150)))
+    );
+    ok(&mut g, Red, Action::Release { to: s("d2") }, 700);
+    assert_eq!(g.turn(), Black);
+    ok(&mut g, Black, Action::Release { to: s("b1") }, 1_100);
+    assert_eq!(g.turn(), Red);
+    assert_eq!(g.moves_made(Red) + g.moves_made(Black), 2);
+}
+
 // ----- section 8 and settings -----
 
 #[test]
