@@ -729,7 +729,7 @@ pub struct Neutral {
 type PositionKey = [u8; SQUARES + 3];
 
 /// A TAMSK game. Changes only through [`Game::apply`], [`Game::advance`] and the
-/// server-side endings ([`Game::abandon`], [`Game::abort`]).
+/// server-side endings ([`Game::abandon`], [`Game::abort`], [`Game::end_both_absent`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Game {
     settings: Settings,
