@@ -149,7 +149,8 @@ struct SettingsArgs {
     /// How long after a release the mover may still drop (Levels 2-3).
     #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
     drop_grace: Option<u64>,
-    /// A turn not started within this is forfeited ("none" for no limit).
+    /// A turn whose move is not released within this is forfeited ("none": only the
+    /// idle bound, 10 times the abort time).
     #[arg(long, value_name = "DURATION|none", value_parser = optional_duration_ms)]
     turn_limit: Option<MaybeMs>,
     /// A game clock per player ("none" for no clock).

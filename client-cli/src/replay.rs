@@ -203,6 +203,9 @@ fn reason_code(reason: &EndReason) -> &'static str {
         EndReason::Resigned { .. } => "resigned",
         EndReason::Clock { .. } => "clock",
         EndReason::Abandoned { .. } => "abandoned",
+        EndReason::Idle { .. } => "idle",
+        EndReason::BothIdle => "both_idle",
+        EndReason::BothAbsent => "both_absent",
     }
 }
 

@@ -89,6 +89,9 @@ pub fn event(e: &Event) -> String {
             ForfeitReason::TurnLimit => {
                 format!("{player} forfeits the turn: the turn limit ran out")
             }
+            ForfeitReason::LateRelease => format!(
+                "{player} forfeits the turn: he did not put his hourglass down within the late-release bound"
+            ),
         },
         Event::LateReleaseMissed {
             player,
@@ -121,9 +124,10 @@ pub fn event(e: &Event) -> String {
 pub fn abort(reason: &AbortReason) -> String {
     match reason {
         AbortReason::NoFirstMove { player } => {
-            format!("{player} did not make a first move in time")
+            format!("{player} did not make his first move in time")
         }
         AbortReason::Shutdown => "the server shut down".into(),
+        AbortReason::BothAbsent => "both players left before both had made a first move".into(),
     }
 }
 
@@ -257,6 +261,31 @@ mod tests {
 
     fn sq(s: &str) -> Square {
         s.parse().unwrap()
+    }
+
+    /// The abort names the player the engine judged, whoever is on turn by then.
+    #[test]
+    fn an_abort_names_the_player_without_a_first_move() {
+        use protocol::game::Action;
+        let mut g = Game::new(Settings::blitz(Level::Three)); // abort 3000, neutral 300
+        let d1_d2 = Action::Move {
+            from: sq("d1"),
+            to: sq("d2"),
+            drop: true,
+        };
+        g.apply(Player::Red, d1_d2, 0).unwrap();
+        g.apply(Player::Red, Action::Flip, 0).unwrap();
+        // Black's turn is forfeited at 300; Red is on turn when Black's 3 s run out.
+        let events = g.advance(3_000);
+        assert_eq!(g.turn(), Player::Red);
+        assert_eq!(
+            events.last().map(event).as_deref(),
+            Some("Game aborted: Black did not make his first move in time")
+        );
+        assert_eq!(
+            result(&g).as_deref(),
+            Some("Aborted: Black did not make his first move in time")
+        );
     }
 
     #[test]

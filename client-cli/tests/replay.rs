@@ -198,6 +198,34 @@ fn a_drawn_game_by_repetition() {
     assert_eq!(v["rings"]["red"], 32);
 }
 
+/// A network move list (every move drops when it may, 1 s apart) whose last move makes the
+/// third repetition while the other player has no move: from move 53 Red, boxed in, is
+/// passed after every move of Black, who from move 55 has no rings and shuffles B and C.
+/// Red has no claim on Black's moves (he is not on turn), so each of them is complete at
+/// once and the game ends at the 63rd move, not one move later (rules page, section 4).
+const REPETITION_WHILE_PASSED: &str = "a4-a3 a1-a2 g4-g3 g1-f1 a3-b3 d7-d6 g3-f4 d6-e5 f4-g4 \
+    f1-e2 b3-b2 e2-e1 b2-c3 e5-e4 g4-f4 e4-f3 c3-b2 a2-b3 b2-a1 f3-e4 d1-d2 e1-e2 a1-b1 b3-b4 \
+    b1-c2 b4-c5 c2-d3 c5-d5 f4-e5 e2-e3 e5-f5 d5-d6 d3-c3 d6-e6 c3-d3 e6-d7 d3-c2 e3-d3 c2-c1 \
+    d7-c6 d2-d1 e4-d5 d1-d2 d3-d4 d4-e3 c6-c5 c5-b4 e3-d4 d5-c4 b4-b5 c4-d5 b5-a4 d4-e3 e3-f3 \
+    d5-e4 f3-g2 g2-g1 g1-g2 g2-f2 f2-g1 g1-f2 e4-d4 d4-e4\n";
+
+#[test]
+fn a_repetition_while_the_other_player_is_passed_ends_at_that_move() {
+    let v = replay_json("repetition-passed.txt", REPETITION_WHILE_PASSED);
+    assert_eq!(v["format"], "move_list");
+    assert_eq!(v["finished"], true, "{}", v["result"]);
+    assert_eq!(v["reason_code"], "repetition");
+    assert_eq!(v["moves"], 63);
+    assert_eq!(v["end_ms"], 63_000, "ended at the last move");
+    assert_eq!(v["rings"]["black"], 0);
+    assert_eq!(v["rings"]["red"], 10);
+    assert_eq!(v["winner"], "black");
+    // One move more is refused: the game was over.
+    let longer = format!("{} f2-g1\n", REPETITION_WHILE_PASSED.trim_end());
+    let m = replay_error("repetition-passed-longer.txt", &longer);
+    assert!(m.contains("move 64 'f2-g1'"), "{m}");
+}
+
 #[test]
 fn an_aborted_game_is_over_without_a_result() {
     let v = replay_json("aborted.tamsk", "TAMSK record 1\nlevel: 1\n\n40 end\n");

@@ -19,6 +19,14 @@ use crate::settings::{FullSocket, Level, Settings, Setup};
 /// Rings each player starts with.
 pub const RINGS_EACH: u8 = 32;
 
+/// A player whose turns lapse this many times in a row ends the game (`docs/RULES.md`,
+/// decision 15).
+pub const IDLE_TURNS: u8 = 3;
+
+/// Without a `turn_limit_ms`, a turn lapses after this many times `abort_ms` (the idle
+/// bound, decision 15).
+pub const IDLE_BOUND_ABORTS: u64 = 10;
+
 /// One of the two players.
 #[derive(
     Clone,
@@ -247,8 +255,12 @@ pub enum DropKind {
 pub enum ForfeitReason {
     /// Level 3: the 15-second timer ran out before the move was started.
     NeutralTimer,
-    /// The turn limit ran out before the move was started.
+    /// The turn limit (or, without one, the idle bound) ran out before the move was
+    /// released: a glass in hand stays where it was, its flip stands.
     TurnLimit,
+    /// Level 3: the hourglass held when the 15-second timer ran out was not released
+    /// within the late-release bound: it stays where it was, its flip stands.
+    LateRelease,
 }
 
 /// Why a player cannot move.
@@ -298,6 +310,15 @@ pub enum EndReason {
     Abandoned {
         player: Player,
     },
+    /// `player` let his turns lapse [`IDLE_TURNS`] times in a row while the other played.
+    Idle {
+        player: Player,
+    },
+    /// Both players let their turns lapse: decided as at the end, on rings.
+    BothIdle,
+    /// Both players were absent past their reconnection graces: decided as at the end,
+    /// on rings.
+    BothAbsent,
 }
 
 impl EndReason {
@@ -309,6 +330,11 @@ impl EndReason {
             EndReason::Resigned { player } => format!("{player} resigned"),
             EndReason::Clock { player } => format!("{player}'s game clock ran out"),
             EndReason::Abandoned { player } => format!("{player} abandoned the game"),
+            EndReason::Idle { player } => {
+                format!("{player} let {IDLE_TURNS} turns in a row lapse")
+            }
+            EndReason::BothIdle => "both players let their turns lapse".into(),
+            EndReason::BothAbsent => "both players left the game".into(),
         }
     }
 }
@@ -398,6 +424,8 @@ pub enum AbortReason {
     NoFirstMove { player: Player },
     /// The server shut down before the game ended.
     Shutdown,
+    /// Both players were absent past their graces before both had made a first move.
+    BothAbsent,
 }
 
 /// Where a game stands.
@@ -714,7 +742,7 @@ pub struct Neutral {
 type PositionKey = [u8; SQUARES + 3];
 
 /// A TAMSK game. Changes only through [`Game::apply`], [`Game::advance`] and the
-/// server-side endings ([`Game::abandon`], [`Game::abort`]).
+/// server-side endings ([`Game::abandon`], [`Game::abort`], [`Game::end_both_absent`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Game {
     settings: Settings,
@@ -758,6 +786,9 @@ pub struct Game {
     /// Lag compensation per player.
     #[serde(default)]
     credit: [Credit; 2],
+    /// Turns of each player that lapsed in a row (forfeited), reset by his next move.
+    #[serde(default)]
+    lapsed: [u8; 2],
 }
 
 /// Serde for arrays longer than serde's built-in 32.
@@ -864,6 +895,7 @@ impl Game {
             end_announced: false,
             positions: Vec::new(),
             credit: [Credit::default(); 2],
+            lapsed: [0; 2],
         };
         game.count_position(Player::Red);
         game
@@ -1080,10 +1112,9 @@ impl Game {
                 ));
             }
         }
-        if let Some(late) = &self.late {
-            if let Some(until) = late.late_until_ms {
-                dues.push((until, Due::LateRelease, Some(late.player)));
-            }
+        if let Some((until, not_on_turn)) = self.late_bound() {
+            let hold = if not_on_turn { self.late } else { self.held };
+            dues.push((until, Due::LateRelease, hold.map(|h| h.player)));
         }
         for w in self.windows.iter().flatten() {
             if s.level.timed() && (w.drop_open || w.penalty_open) {
@@ -1108,15 +1139,12 @@ impl Game {
                     dues.push((t0 + s.abort_ms, Due::Abort(p), Some(p)));
                 }
             }
-            if let Some(limit) = s.turn_limit_ms {
-                if self.held.is_none() {
-                    dues.push((
-                        self.turn_started_ms + limit,
-                        Due::TurnLimit,
-                        Some(self.turn),
-                    ));
-                }
-            }
+            // Time with a glass in hand counts: holding one cannot stop the limit.
+            dues.push((
+                self.turn_started_ms + self.turn_limit(),
+                Due::TurnLimit,
+                Some(self.turn),
+            ));
             if s.game_clock.is_some() {
                 dues.push((
                     self.turn_started_ms + self.clock_ms[self.turn.index()],
@@ -1211,7 +1239,13 @@ impl Game {
                     player: other,
                 });
                 if let Some(mut held) = self.held.take() {
-                    held.late_until_ms = Some(expired_at + self.settings.late_release_ms);
+                    // A bound already running (an earlier expiry on this same hold) stays:
+                    // it holds whatever happens to the turn.
+                    let until = expired_at + self.settings.late_release_ms;
+                    held.late_until_ms = Some(held.late_until_ms.map_or(until, |t| t.min(until)));
+                    // The other player may hold a late glass of his own (short timers): the
+                    // new turn makes it his move first, so that one does not overwrite it.
+                    self.begin_turn(other, events);
                     self.late = Some(held);
                 } else {
                     events.push(Event::TurnForfeited {
@@ -1219,21 +1253,13 @@ impl Game {
                         player: target,
                         reason: ForfeitReason::NeutralTimer,
                     });
+                    self.lapse(target, events);
+                    if self.is_playing() {
+                        self.begin_turn(other, events);
+                    }
                 }
-                self.begin_turn(other, events);
             }
-            Due::LateRelease => {
-                let late = self
-                    .late
-                    .take()
-                    .expect("late release due without a late move");
-                events.push(Event::LateReleaseMissed {
-                    at: now,
-                    player: late.player,
-                    glass: late.glass,
-                    square: late.from,
-                });
-            }
+            Due::LateRelease => self.late_release_missed(events),
             Due::DropGrace(mover) => {
                 let w = self.windows[mover.index()]
                     .as_mut()
@@ -1262,12 +1288,18 @@ impl Game {
             }
             Due::TurnLimit => {
                 let player = self.turn;
+                // A glass in hand stays where it was (it never left its origin); its flip
+                // stands.
+                self.held = None;
                 events.push(Event::TurnForfeited {
                     at: now,
                     player,
                     reason: ForfeitReason::TurnLimit,
                 });
-                self.begin_turn(player.other(), events);
+                self.lapse(player, events);
+                if self.is_playing() {
+                    self.begin_turn(player.other(), events);
+                }
             }
             Due::Clock => {
                 let player = self.turn;
@@ -1285,14 +1317,20 @@ impl Game {
         self.turn_no += 1;
         self.turn_started_ms = now;
         self.first_turn_ms[player.index()].get_or_insert(now);
-        // The move still in hand after the 15-second timer simply goes on as this turn's
-        // move: touch-move, and the penalty for its lateness is already earned.
-        if self.late.is_some_and(|h| h.player == player) {
-            let mut held = self.late.take().expect("checked");
-            held.late_until_ms = None;
-            self.held = Some(held);
+        // The turn passes the other player by: his claim on `player`'s last move is gone
+        // (rules page, section 4), and that move may be complete now.
+        if let Some(w) = self.windows[player.index()].as_mut() {
+            w.claim_allowed = false;
+            self.tidy_window(player);
         }
-        events.push(Event::TurnStarted { at: now, player });
+        // The move still in hand after the 15-second timer goes on as this turn's move
+        // (touch-move), still within its late-release bound (decision 8).
+        if self.late.is_some_and(|h| h.player == player) {
+            self.held = self.late.take();
+        }
+        if self.is_playing() {
+            events.push(Event::TurnStarted { at: now, player });
+        }
     }
 
     /// Passes players who cannot move and notices the end of the game.
@@ -1323,9 +1361,16 @@ impl Game {
                 });
                 self.begin_turn(other, events);
             } else {
-                // No more turns: stop the clock of the player on turn.
+                // No more turns: stop the clock of the player on turn. Nobody is on turn
+                // any more, so nobody may claim (rules page, section 4).
                 self.charge_clock();
                 self.ending = true;
+                for p in Player::BOTH {
+                    if let Some(w) = self.windows[p.index()].as_mut() {
+                        w.claim_allowed = false;
+                        self.tidy_window(p);
+                    }
+                }
             }
         }
     }
@@ -1450,6 +1495,13 @@ impl Game {
             }
             Action::Claim => {
                 let w = self.windows[player.other().index()].ok_or(ActionError::NoClaim)?;
+                // Only the player now on turn claims (rules page, section 4).
+                if self.ending {
+                    return Err(ActionError::Ending);
+                }
+                if self.turn != player {
+                    return Err(ActionError::NotYourTurn { player });
+                }
                 if w.dropped
                     || !w.claim_allowed
                     || self.now_ms < self.claim_opens_at(&w)
@@ -1740,6 +1792,7 @@ impl Game {
             self.opening_used[i] |= glass.bit();
         }
         self.moves_made[i] += 1;
+        self.lapsed[i] = 0;
         let penalty = std::mem::take(&mut self.penalty_owed[i]) && self.holders[i] > 0;
         if !late {
             if let Some(clock) = self.settings.game_clock {
@@ -1748,6 +1801,9 @@ impl Game {
                 self.turn_started_ms = now;
             }
             self.begin_turn(player.other(), events);
+            if !self.is_playing() {
+                return;
+            }
         }
         let opponent_holding = self.holds(player.other()).is_some();
         self.windows[i] = Some(Window {
@@ -2103,6 +2159,9 @@ impl Game {
         }
     }
 }
+
+#[path = "game_bounds.rs"]
+mod bounds;
 
 #[cfg(test)]
 #[path = "game_tests.rs"]

@@ -182,12 +182,11 @@ fn level_one_never_flips() {
     ok(&mut g, Red, mv("d1", "d2"), 0);
     ok(&mut g, Black, mv("a1", "b1"), 10);
     assert!(!g.glass(Glass(0)).started);
-    assert_eq!(
-        g.next_deadline(),
-        None,
-        "no clock, nothing timed once both moved"
-    );
-    assert!(g.advance(10_000_000).is_empty());
+    // No clock: the only deadline is the idle bound on Red's turn (decision 15).
+    assert_eq!(g.next_deadline(), Some(10 + 10 * 3_000));
+    let e = g.advance(10 + 10 * 3_000 - 1);
+    assert!(e.is_empty(), "{e:?}");
+    assert!(!g.glass(Glass(0)).started && !g.glass(Glass(3)).started);
 }
 
 #[test]
@@ -570,6 +569,63 @@ fn claim_in_level_one_any_time_before_own_move() {
 }
 
 #[test]
+fn no_claim_once_ones_turn_was_forfeited_by_the_timer() {
+    let mut g = blitz(Level::Three); // grace 200, neutral 300
+    ok(&mut g, Red, mv_nodrop("d1", "d2"), 0);
+    ok(&mut g, Red, Action::Flip, 0); // against Black
+                                      // Black, on turn, may claim from the end of Red's grace...
+    let mut claimed = g.clone();
+    ok(&mut claimed, Black, Action::Claim, 299);
+    // ...until the timer forfeits his turn at 300: then he is not on turn any more.
+    let e = g.advance(300);
+    assert!(
+        e.contains(&Event::TurnForfeited {
+            at: 300,
+            player: Black,
+            reason: ForfeitReason::NeutralTimer
+        }),
+        "{e:?}"
+    );
+    assert_eq!(
+        refused(&mut g, Black, Action::Claim, 300),
+        ActionError::NoClaim
+    );
+    assert_eq!(g.window(Red), None, "Red's move is complete");
+    assert!(!g.legal_actions(Black).contains(&Action::Claim));
+}
+
+#[test]
+fn a_player_who_must_pass_has_no_claim() {
+    let mut g = Game::new(Settings {
+        abort_ms: 3_600_000,
+        ..Settings::blitz(Level::One)
+    });
+    // Black's A (a1), B (g1), C (d7) boxed in; Red's X free on c3.
+    for sq in ["a2", "b1", "b2", "f1", "f2", "g2", "c6", "d6", "e6"] {
+        fill(&mut g, sq);
+    }
+    put(&mut g, 'X', "c3");
+    let e = ok(&mut g, Red, mv_nodrop("c3", "c4"), 100);
+    assert!(
+        e.contains(&Event::Passed {
+            at: 100,
+            player: Black,
+            reason: PassReason::Blocked
+        }),
+        "{e:?}"
+    );
+    // The turn passed Black by: no claim, however early.
+    assert_eq!(
+        refused(&mut g, Black, Action::Claim, 100),
+        ActionError::NotYourTurn { player: Black }
+    );
+    // Red's own drop is still open until his next start (Level 1).
+    let w = g.window(Red).expect("Red may still drop");
+    assert!(w.drop_open && !w.claim_allowed);
+    ok(&mut g, Red, Action::Drop, 5_000);
+}
+
+#[test]
 fn no_claim_on_a_full_socket_or_without_rings() {
     let mut g = blitz(Level::One);
     ok(&mut g, Red, mv_nodrop("d1", "c1"), 0);
@@ -648,33 +704,36 @@ fn game_ends_when_nobody_can_move_after_the_last_drop_window() {
     fill_all_but(&mut g, &["d2"]);
     let before = g.rings();
     ok(&mut g, Red, mv_nodrop("d1", "d2"), 100);
-    // Neither can move now; the game waits for Red's drop grace (200), then for Black's
-    // claim (another 200).
+    // Neither can move now; the game waits for Red's drop grace (200) only: Black, who
+    // must pass, has no claim (rules page, section 4).
     assert!(g.is_ending());
     assert_eq!(
         refused(&mut g, Black, Action::Start { from: s("a1") }, 150),
         ActionError::Ending
     );
+    assert_eq!(
+        refused(&mut g, Black, Action::Claim, 299),
+        ActionError::Ending
+    );
     let e = g.advance(300);
-    assert_eq!(
-        e,
-        vec![Event::DropGraceEnded {
-            at: 300,
-            mover: Red,
-            square: s("d2")
-        }]
+    assert!(
+        matches!(
+            e.as_slice(),
+            [
+                Event::DropGraceEnded {
+                    at: 300,
+                    mover: Red,
+                    ..
+                },
+                Event::GameEnded { at: 300, .. }
+            ]
+        ),
+        "{e:?}"
     );
-    ok(&mut g, Black, Action::Claim, 350);
-    let outcome = g.outcome().expect("ended on the claim").clone();
+    let outcome = g.outcome().expect("ended with the grace").clone();
     assert_eq!(outcome.reason, EndReason::NoMoves);
-    assert_eq!(outcome.ended_at_ms, 350);
-    assert_eq!(
-        outcome.rings,
-        Rings {
-            red: before.red,
-            black: before.black - 1
-        }
-    );
+    assert_eq!(outcome.rings, before);
+    assert_eq!(ring_total(&g), 64);
 }
 
 #[test]
@@ -981,16 +1040,31 @@ fn a_late_hold_not_released_in_time_stays_with_its_flip() {
     ok(&mut g, Black, Action::Flip, 0);
     ok(&mut g, Red, Action::Start { from: s("d1") }, 100);
     g.advance(300);
+    let mut in_time = g.clone();
+    ok(&mut in_time, Red, Action::Release { to: s("d2") }, 799);
+    // The bound is half-open: 799 is in time, 800 is not.
     let e = g.advance(800);
     assert_eq!(
         e,
-        vec![Event::LateReleaseMissed {
-            at: 800,
-            player: Red,
-            glass: Glass(0),
-            square: s("d1")
-        }]
+        vec![
+            Event::LateReleaseMissed {
+                at: 800,
+                player: Red,
+                glass: Glass(0),
+                square: s("d1")
+            },
+            // The turn it was late on counts as forfeited; its penalty was earned at the
+            // expiry and does not stack.
+            Event::TurnForfeited {
+                at: 800,
+                player: Red,
+                reason: ForfeitReason::LateRelease
+            },
+        ]
     );
+    assert_eq!(g.turn(), Black);
+    assert!(g.penalty_owed(Black));
+    assert_eq!(g.lapsed(Red), 1);
     assert_eq!(g.occupant(s("d1")), Some(Glass(0)));
     assert_eq!(
         g.glass(Glass(0)).sand,
@@ -1043,19 +1117,141 @@ fn an_expiry_after_the_turn_ended_judges_nobody() {
 }
 
 #[test]
-fn expiry_on_a_started_move_whose_holder_gets_the_turn_back_continues_it() {
-    let mut g = blitz(Level::Three);
+fn the_late_release_bound_holds_when_the_turn_comes_back() {
+    let mut g = blitz(Level::Three); // late release 500
     ok(&mut g, Black, Action::Flip, 0);
     ok(&mut g, Red, Action::Start { from: s("d1") }, 100);
-    g.advance(300);
-    // Black moves quickly; Red's hand still holds X: it is his move of the new turn.
+    g.advance(300); // expiry: Red may release until 800
+                    // Black moves quickly (with the penalty ring of the expiry); Red's hand still holds X:
+                    // it is his move of the new turn (touch-move), and the bound still runs.
     ok(&mut g, Black, mv("a1", "b1"), 350);
+    ok(&mut g, Black, Action::PenaltyDrop { at: s("d4") }, 360);
     assert_eq!(g.turn(), Red);
     assert_eq!(
         g.held().map(|h| (h.glass, h.late_until_ms)),
-        Some((Glass(0), None))
+        Some((Glass(0), Some(800)))
     );
-    ok(&mut g, Red, Action::Release { to: s("d2") }, 1200);
+    assert_eq!(
+        refused(&mut g, Red, Action::Start { from: s("g4") }, 400),
+        ActionError::AlreadyHolding { glass: Glass(0) }
+    );
+    // Within the bound (799): an ordinary release that ends this turn.
+    let mut in_time = g.clone();
+    let e = ok(&mut in_time, Red, Action::Release { to: s("d2") }, 799);
+    assert_eq!(
+        e[..2],
+        [
+            Event::MoveReleased {
+                at: 799,
+                player: Red,
+                glass: Glass(0),
+                from: s("d1"),
+                to: s("d2"),
+                late: false
+            },
+            Event::TurnStarted {
+                at: 799,
+                player: Black
+            }
+        ]
+    );
+    assert_eq!(in_time.lapsed(Red), 0);
+    // At 800 it stays on d1 with its flip, and this turn is forfeited with its penalty.
+    assert_eq!(g.next_deadline(), Some(800));
+    let e = g.advance(800);
+    assert_eq!(
+        e,
+        vec![
+            Event::LateReleaseMissed {
+                at: 800,
+                player: Red,
+                glass: Glass(0),
+                square: s("d1")
+            },
+            Event::TurnForfeited {
+                at: 800,
+                player: Red,
+                reason: ForfeitReason::LateRelease
+            },
+            Event::PenaltyEarned {
+                at: 800,
+                player: Black
+            },
+            Event::TurnStarted {
+                at: 800,
+                player: Black
+            },
+        ]
+    );
+    assert_eq!(g.occupant(s("d1")), Some(Glass(0)));
+    assert_eq!(
+        g.glass(Glass(0)).sand,
+        Sand {
+            top_ms: 3000,
+            since_ms: 100
+        }
+    );
+    assert_eq!(g.held(), None);
+    assert_eq!(
+        refused(&mut g, Red, Action::Release { to: s("d2") }, 801),
+        ActionError::NotHolding
+    );
+}
+
+#[test]
+fn a_second_expiry_on_the_same_hold_keeps_the_first_bound() {
+    let mut g = blitz(Level::Three);
+    ok(&mut g, Black, Action::Flip, 0);
+    ok(&mut g, Red, Action::Start { from: s("d1") }, 100);
+    g.advance(300); // bound 800
+    ok(&mut g, Black, mv("a1", "b1"), 310); // the turn comes back to Red, holding X
+                                            // Black flips again on Red's new turn: it runs out at 610 on the same hold.
+    ok(&mut g, Black, Action::Flip, 310);
+    let e = g.advance(610);
+    assert!(
+        e.contains(&Event::NeutralExpired {
+            at: 610,
+            target: Red,
+            started: true
+        }),
+        "{e:?}"
+    );
+    assert_eq!(g.late().map(|h| h.late_until_ms), Some(Some(800)));
+    let e = g.advance(800);
+    assert!(
+        e.contains(&Event::TurnForfeited {
+            at: 800,
+            player: Red,
+            reason: ForfeitReason::LateRelease
+        }),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn two_late_glasses_at_once_are_both_kept() {
+    // Short timers: the 15-second timer (300) runs out on Black's hold while Red's late
+    // release (500) still runs.
+    let mut g = blitz(Level::Three);
+    ok(&mut g, Black, Action::Flip, 0);
+    ok(&mut g, Red, Action::Start { from: s("d1") }, 100);
+    g.advance(300); // Red late until 800, Black on turn
+    ok(&mut g, Black, Action::Start { from: s("a1") }, 350);
+    ok(&mut g, Red, Action::Flip, 350);
+    g.advance(650); // Black late until 1150; Red on turn, X in hand until 800
+    assert_eq!(
+        g.held().map(|h| (h.glass, h.late_until_ms)),
+        Some((Glass(0), Some(800)))
+    );
+    assert_eq!(
+        g.late().map(|h| (h.glass, h.late_until_ms)),
+        Some((Glass(3), Some(1150)))
+    );
+    ok(&mut g, Red, Action::Release { to: s("d2") }, 700);
+    assert_eq!(g.turn(), Black);
+    ok(&mut g, Black, Action::Release { to: s("b1") }, 1_100);
+    assert_eq!(g.turn(), Red);
+    assert_eq!(g.moves_made(Red) + g.moves_made(Black), 2);
 }
 
 // ----- section 8 and settings -----
@@ -1085,6 +1281,58 @@ fn no_first_move_aborts() {
             at: 5000,
             reason: AbortReason::NoFirstMove { player: Black }
         }]
+    );
+}
+
+/// Decision 10: a player's 30 s run from the start of his first turn, whatever started it.
+#[test]
+fn the_abort_counts_from_the_first_turn_whatever_began_it() {
+    // Red moves and flips the timer on Black: Black's turn is forfeited at 300 and Red is
+    // on turn at 3000, yet Black's 3 s ran from Red's release at 0: Black aborts.
+    let mut g = blitz(Level::Three); // abort 3000, neutral 300, late release 500
+    ok(&mut g, Red, mv("d1", "d2"), 0);
+    ok(&mut g, Red, Action::Flip, 0);
+    let e = g.advance(3_000);
+    assert_eq!(g.turn(), Red);
+    assert_eq!(
+        e.last(),
+        Some(&Event::GameAborted {
+            at: 3_000,
+            reason: AbortReason::NoFirstMove { player: Black }
+        })
+    );
+    // Red's first move runs out on the timer and is released late: Black's first turn
+    // began at the expiry (300), not at Red's late release (450).
+    let mut g = blitz(Level::Three);
+    ok(&mut g, Black, Action::Flip, 0);
+    ok(&mut g, Red, Action::Start { from: s("d1") }, 100);
+    g.advance(300);
+    ok(&mut g, Red, Action::Release { to: s("d2") }, 450);
+    assert_eq!(g.moves_made(Red), 1);
+    assert!(
+        g.is_playing()
+            && g.advance(3_299)
+                .iter()
+                .all(|e| !matches!(e, Event::GameAborted { .. }))
+    );
+    assert_eq!(
+        g.advance(3_300),
+        vec![Event::GameAborted {
+            at: 3_300,
+            reason: AbortReason::NoFirstMove { player: Black }
+        }]
+    );
+    // Red's own first turn forfeited (Black flipped at once): Red still aborts at 3000,
+    // while Black, on turn since 300, has until 3300.
+    let mut g = blitz(Level::Three);
+    ok(&mut g, Black, Action::Flip, 0);
+    let e = g.advance(3_000);
+    assert_eq!(
+        e.last(),
+        Some(&Event::GameAborted {
+            at: 3_000,
+            reason: AbortReason::NoFirstMove { player: Red }
+        })
     );
 }
 
@@ -1322,4 +1570,83 @@ fn passes_say_why() {
         }),
         "{e:?}"
     );
+}
+
+/// A seeded game of Level 1 with random moves (with and without drops), drops and claims
+/// (taken whenever open), in which from move 30 both players stop dropping and each plays
+/// his first legal move: the position repeats and the third occurrence ends the game.
+/// Rings are conserved at every step.
+#[test]
+fn repetition_in_a_real_game_with_drops_and_claims_conserves_rings() {
+    for seed in 0..20 {
+        let (outcome, claims, drops) = shuffle_into_repetition(seed);
+        assert_eq!(
+            outcome.reason,
+            EndReason::Repetition,
+            "seed {seed}: {outcome:?}"
+        );
+        assert!(
+            claims >= 1 && drops >= 1,
+            "seed {seed}: claims {claims}, drops {drops}"
+        );
+    }
+}
+
+/// Plays the game of the test above; returns its outcome, claims and other drops.
+fn shuffle_into_repetition(seed: u64) -> (Outcome, u32, u32) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut g = Game::new(Settings {
+        abort_ms: 3_600_000,
+        ..Settings::blitz(Level::One)
+    });
+    let mut t = 0;
+    let (mut claims, mut drops) = (0, 0);
+    let mut ended = None;
+    for _ in 0..2000 {
+        t += 10;
+        let p = if rng.gen_bool(0.5) { Red } else { Black };
+        let shuffling = g.move_count() >= 30;
+        let acts: Vec<Action> = g
+            .legal_actions(p)
+            .into_iter()
+            .filter(|a| match a {
+                // Never onto a full socket: that loses at once.
+                Action::Move { drop, to, .. } => !g.is_full(*to) && (!shuffling || !drop),
+                Action::Drop | Action::Claim | Action::PenaltyDrop { .. } => !shuffling,
+                _ => false,
+            })
+            .collect();
+        // A claim, whenever one is open, is taken.
+        let claim = acts.iter().find(|a| **a == Action::Claim);
+        let Some(&a) = (if shuffling {
+            acts.first()
+        } else if claim.is_some() {
+            claim
+        } else {
+            acts.get(rng.gen_range(0..acts.len().max(1)))
+        }) else {
+            continue;
+        };
+        let e = ok(&mut g, p, a, t);
+        for ev in &e {
+            if let Event::RingDropped { kind, .. } = ev {
+                match kind {
+                    DropKind::Claim => claims += 1,
+                    _ => drops += 1,
+                }
+            }
+        }
+        let board: u32 = Square::ALL.iter().map(|&sq| g.rings_on(sq) as u32).sum();
+        assert_eq!(
+            board + g.rings().red as u32 + g.rings().black as u32,
+            64,
+            "rings conserved after {a:?} at {t}"
+        );
+        if let Some(Event::GameEnded { outcome, .. }) = e.last() {
+            ended = Some(outcome.clone());
+            break;
+        }
+    }
+    (ended.expect("the game ends"), claims, drops)
 }

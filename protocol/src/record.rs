@@ -209,7 +209,7 @@ pub enum RecordErrorKind {
     #[error("'{0}' is not a player: expected red or black")]
     Player(String),
     #[error(
-        "'{0}' is not an abort reason: expected shutdown or no-first-move followed by a player"
+        "'{0}' is not an abort reason: expected shutdown, both-absent, or no-first-move followed by a player"
     )]
     AbortReason(String),
     #[error("header field '{0}' is malformed: expected 'key: value' with a key of lower-case letters, digits, _ or -")]
@@ -281,6 +281,9 @@ fn abort_words(reason: &AbortReason) -> String {
             format!("{player} did not make his first move in time")
         }
         AbortReason::Shutdown => "the server shut down".to_string(),
+        AbortReason::BothAbsent => {
+            "both players left before both had made a first move".to_string()
+        }
     }
 }
 
@@ -421,6 +424,7 @@ impl RecordFile {
                 EntryKind::Abort { reason } => {
                     let words = match reason {
                         AbortReason::Shutdown => "shutdown".to_string(),
+                        AbortReason::BothAbsent => "both-absent".to_string(),
                         AbortReason::NoFirstMove { player } => {
                             format!("no-first-move {}", player.name())
                         }
@@ -1002,12 +1006,13 @@ fn parse_record(text: &str) -> Result<(RecordFile, Vec<(Position, String)>), Rec
                         who,
                         RecordErrorKind::Missing(
                             who.to_string(),
-                            "a reason: shutdown or no-first-move PLAYER",
+                            "a reason: shutdown, both-absent or no-first-move PLAYER",
                         ),
                     ));
                 };
                 let reason = match r_text.to_ascii_lowercase().as_str() {
                     "shutdown" => AbortReason::Shutdown,
+                    "both-absent" => AbortReason::BothAbsent,
                     "no-first-move" => AbortReason::NoFirstMove {
                         player: parse_player(&line, it.next(), r_text)?,
                     },

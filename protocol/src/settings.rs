@@ -99,7 +99,9 @@ pub struct Settings {
     pub drop_grace_ms: u64,
     pub full_socket: FullSocket,
     pub game_clock: Option<GameClock>,
-    /// A turn not started within this is forfeited without penalty.
+    /// A turn whose move is not released within this (time in hand counts) is forfeited
+    /// without penalty. Without one, the idle bound of 10 × `abort_ms` applies
+    /// (`docs/RULES.md`, decision 15).
     pub turn_limit_ms: Option<u64>,
     /// A player whose first move is not made within this of his first turn aborts the game.
     pub abort_ms: u64,
