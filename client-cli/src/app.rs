@@ -945,6 +945,7 @@ impl App {
                 player,
                 connected,
                 grace_until_ms,
+                at,
             } => {
                 let seat = &mut g.seats[player.index()];
                 seat.connected = connected;
@@ -959,24 +960,24 @@ impl App {
                     ),
                     (false, None) => format!("{who} lost the connection"),
                 };
-                self.log(LogKind::Event, Some(ev.now_ms), text.clone());
+                self.log(LogKind::Event, Some(at), text.clone());
                 self.emit(
                     "presence",
                     text,
                     json!({ "player": player, "connected": connected, "grace_until_ms": grace_until_ms }),
                 );
             }
-            Change::Lag { player, rtt_ms } => {
+            Change::Lag { player, rtt_ms, .. } => {
                 // Shown beside the seat; not worth a log line every few seconds.
                 g.seats[player.index()].lag_ms = Some(rtt_ms);
             }
-            Change::GraceExpired { player } => {
+            Change::GraceExpired { player, at } => {
                 g.seats[player.index()].grace_expired = true;
                 let mut text = format!("{} did not come back in time", g.who(player));
                 if g.seat == Some(player.other()) {
                     text.push_str(": you may claim the win (W, or type 'win')");
                 }
-                self.log(LogKind::Event, Some(ev.now_ms), text.clone());
+                self.log(LogKind::Event, Some(at), text.clone());
                 self.emit("grace_expired", text, json!({ "player": player }));
             }
         }

@@ -306,12 +306,23 @@ pub enum Change {
         player: Player,
         connected: bool,
         grace_until_ms: Option<u64>,
+        /// The game time at which the connection came or went.
+        at: u64,
     },
     /// `player`'s grace ran out: his opponent may now send `claim_abandonment`.
-    GraceExpired { player: Player },
+    GraceExpired {
+        player: Player,
+        /// The game time at which the grace ran out (its `grace_until_ms`).
+        at: u64,
+    },
     /// `player`'s round trip to the server (ms), measured by the server's own pings. Sent
     /// when first measured and when it moves by 10 ms or more.
-    Lag { player: Player, rtt_ms: u64 },
+    Lag {
+        player: Player,
+        rtt_ms: u64,
+        /// The game time at which the server published the measurement.
+        at: u64,
+    },
 }
 
 /// Everything needed to draw the sand of every hourglass and of the 15-second timer:
@@ -323,10 +334,17 @@ pub struct SandTable {
 }
 
 impl SandTable {
+    /// The sand of `game`. The 15-second timer's `target` is `None` once it judges nobody
+    /// ([`Game::neutral_judges`]): its turn is over (or the game is ending or over), even
+    /// while its sand still runs.
     pub fn of(game: &Game) -> SandTable {
+        let mut neutral = *game.neutral();
+        if game.neutral_judges().is_none() {
+            neutral.target = None;
+        }
         SandTable {
             glasses: game.glasses().to_vec(),
-            neutral: *game.neutral(),
+            neutral,
         }
     }
 }
@@ -485,6 +503,7 @@ mod tests {
                 player: Player::Black,
                 connected: false,
                 grace_until_ms: Some(70),
+                at: 10,
             },
         }));
         let v = serde_json::to_value(&ev).unwrap();

@@ -142,7 +142,7 @@ impl Driver {
                         self.awaiting = None;
                     }
                 }
-                if let Change::GraceExpired { player } = ev.change {
+                if let Change::GraceExpired { player, .. } = ev.change {
                     self.claim = player != s.me;
                 }
                 if let Change::Presence {

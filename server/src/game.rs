@@ -379,7 +379,8 @@ impl GameTask {
             if let Some(a) = self.away[p.index()].as_mut() {
                 if !a.expired && a.until_ms <= now && self.game.is_playing() {
                     a.expired = true;
-                    self.publish(Change::GraceExpired { player: p });
+                    let at = a.until_ms;
+                    self.publish(Change::GraceExpired { player: p, at });
                 }
             }
         }
@@ -665,6 +666,7 @@ impl GameTask {
                         player: p,
                         connected: true,
                         grace_until_ms: None,
+                        at: now,
                     });
                 }
             }
@@ -690,6 +692,7 @@ impl GameTask {
                         player: p,
                         connected: false,
                         grace_until_ms: Some(until),
+                        at: now,
                     });
                 }
             }
@@ -725,7 +728,8 @@ impl GameTask {
             return;
         }
         *last = Some(rtt_ms);
-        self.publish(Change::Lag { player, rtt_ms });
+        let at = self.now_ms();
+        self.publish(Change::Lag { player, rtt_ms, at });
     }
 
     fn seat_info(&self, p: Player) -> SeatInfo {
@@ -1002,14 +1006,16 @@ mod tests {
             Change::Presence {
                 player: Player::Black,
                 connected: false,
-                grace_until_ms: Some(60_040)
+                grace_until_ms: Some(60_040),
+                at: 40,
             }
         );
         let ev = next_event(&mut red.rx).await;
         assert_eq!(
             ev.change,
             Change::GraceExpired {
-                player: Player::Black
+                player: Player::Black,
+                at: 60_040,
             }
         );
         assert_eq!(ev.now_ms, 60_040);
