@@ -3,7 +3,7 @@
 //! and the state says what to draw. Plain mode prints [`App::take_output`]; the
 //! full-screen UI draws the state with [`crate::ui::ui`].
 //!
-//! A game is followed as an exact replica: the snapshot's `Game`, then each event's entry
+//! A game is followed as an exact replica: the snapshot's entries replayed, then each event's entry
 //! applied on top. The replica gives what the player may do now (the engine's legal
 //! actions) and the sand, projected to "now" with the measured [`GameClock`].
 
@@ -798,6 +798,19 @@ impl App {
         let resumed_play = matches!(self.mode, Mode::Play { .. })
             && self.phase == Phase::Joining(snap.game)
             && self.game.is_none();
+        // The snapshot's view carries the entries so far: replayed, they give the exact
+        // replica to apply later entries on.
+        let replica = match snap.view.replica() {
+            Ok(game) => game,
+            Err(e) => {
+                self.log(
+                    LogKind::Error,
+                    None,
+                    format!("The server's snapshot of game {} does not replay: {e}", snap.game),
+                );
+                return;
+            }
+        };
         let mut clock = GameClock::new(self.base);
         clock.observe(snap.now_ms, at);
         if let Some(rtt) = self.lag_ms {
@@ -808,7 +821,7 @@ impl App {
             seat: snap.seat,
             seats: [SeatView::of(&snap.red), SeatView::of(&snap.black)],
             watchers: snap.watchers,
-            replica: snap.state,
+            replica,
             seq: snap.seq,
             clock,
             legal: Vec::new(),

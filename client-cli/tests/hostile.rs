@@ -132,7 +132,7 @@ async fn hostile_server(listener: tokio::net::TcpListener) {
         black: seat("me"),
         watchers: 0,
         sand: SandTable::of(&game),
-        state: game.clone(),
+        view: protocol::view::GameView::of(&game, &[]),
     }))))
     .await
     .unwrap();

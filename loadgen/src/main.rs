@@ -270,7 +270,7 @@ async fn player(
                     break (
                         s.game,
                         s.seat.context("a player's snapshot has a seat")?,
-                        Replica::new(s.state),
+                        Replica::new(s.view.replica()?),
                     )
                 }
                 Some(Incoming::Message(ServerMessage::Error { code, .. })) => tally.error(code),

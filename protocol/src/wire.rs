@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::game::{Action, Event, Game, GlassState, Neutral, Player};
 use crate::record::Entry;
 use crate::settings::{Level, Settings};
+use crate::view::GameView;
 
 /// The version a client states in its `hello`. The server refuses other versions.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -261,8 +262,10 @@ pub struct Snapshot {
     pub red: SeatInfo,
     pub black: SeatInfo,
     pub watchers: u32,
-    /// The engine's whole state, to replay later entries on.
-    pub state: Game,
+    /// The game: board, hourglasses, holders, turn, windows, timer, clocks and the
+    /// entries so far (a documented view, not the engine's insides;
+    /// [`GameView::replica`] rebuilds the engine's state to apply later entries on).
+    pub view: GameView,
     pub sand: SandTable,
 }
 
@@ -489,7 +492,7 @@ mod tests {
             },
             watchers: 0,
             sand: SandTable::of(&game),
-            state: game,
+            view: GameView::of(&game, &[]),
         }));
         let text = serde_json::to_string(&snap).unwrap();
         assert!(text.starts_with(r#"{"type":"snapshot""#), "{text}");

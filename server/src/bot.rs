@@ -125,7 +125,13 @@ impl Driver {
                         game: s.game,
                         me,
                         start: at - Duration::from_millis(s.now_ms),
-                        replica: s.state.clone(),
+                        replica: match s.view.replica() {
+                            Ok(game) => game,
+                            Err(e) => {
+                                tracing::error!(game = s.game, error = %e, "a snapshot that does not replay");
+                                return Heard::Nothing;
+                            }
+                        },
                     });
                     self.awaiting = None;
                 }

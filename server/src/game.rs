@@ -16,6 +16,7 @@ use protocol::wire::{
     Change, GameEvent, GameId, GameSummary, LobbyMessage, PlayerRef, SandTable, SeatInfo, Seq,
     ServerMessage, Snapshot,
 };
+use protocol::view::GameView;
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Duration, Instant};
 
@@ -303,8 +304,6 @@ impl GameTask {
         self.refresh_summary();
         self.away = [None; 2];
         self.linger_until = Some(Instant::now() + self.hub.config.linger);
-        // The record is stored: a lingering game keeps only what a snapshot needs.
-        self.entries = Vec::new();
     }
 
     /// Hands the ended game to the store; its announcement waits for the answer.
@@ -756,7 +755,7 @@ impl GameTask {
             red: self.seat_info(Player::Red),
             black: self.seat_info(Player::Black),
             watchers: self.watcher_count() + joining as u32,
-            state: self.game.clone(),
+            view: GameView::of(&self.game, &self.entries),
             sand: SandTable::of(&self.game),
         };
         peer.send_msg(&ServerMessage::Snapshot(Box::new(snapshot)))

@@ -300,7 +300,10 @@ impl Follower {
             client,
             game: snapshot.game,
             seat: snapshot.seat,
-            replica: snapshot.state.clone(),
+            replica: snapshot
+                .view
+                .replica()
+                .expect("the snapshot's entries replay"),
             seq: snapshot.seq,
             log: Vec::new(),
             snapshot,

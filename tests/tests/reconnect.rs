@@ -151,7 +151,7 @@ async fn rejoin_with_two_events_missed(server: &TestServer) -> Follower {
     let mut black = Follower::await_snapshot(client).await;
     assert_eq!(black.seat, Some(Player::Black));
     assert_eq!(black.seq, red.seq);
-    assert_eq!(black.snapshot.state.move_count(), 1);
+    assert_eq!(black.snapshot.view.move_count(), 1);
     black.next_event().await; // his return
     red.catch_up_to(black.seq).await;
     let mut replica = red.replica.clone();
