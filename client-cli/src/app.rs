@@ -656,6 +656,7 @@ impl App {
                 code,
                 message,
                 game,
+                ..
             } => self.on_error(&clean(&code), &clean(&message), game, &mut send),
         }
         send
@@ -806,7 +807,10 @@ impl App {
                 self.log(
                     LogKind::Error,
                     None,
-                    format!("The server's snapshot of game {} does not replay: {e}", snap.game),
+                    format!(
+                        "The server's snapshot of game {} does not replay: {e}",
+                        snap.game
+                    ),
                 );
                 return;
             }

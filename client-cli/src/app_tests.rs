@@ -431,6 +431,9 @@ fn server_errors_appear_in_place_in_words_and_sanitised() {
             code: "not_your_turn".into(),
             message: "it is not Black's turn\u{1b}[2J".into(),
             game: Some(1),
+            id: None,
+            server_ms: None,
+            at_ms: None,
         },
         t0,
     );

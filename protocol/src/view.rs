@@ -175,9 +175,10 @@ impl GameView {
                 .collect(),
             penalty_owed: PerPlayer::of(|p| game.penalty_owed(p)),
             neutral,
-            clocks: game.settings().game_clock.map(|_| {
-                PerPlayer::of(|p| game.clock_left(p, at).expect("the game has a clock"))
-            }),
+            clocks: game
+                .settings()
+                .game_clock
+                .map(|_| PerPlayer::of(|p| game.clock_left(p, at).expect("the game has a clock"))),
             moves_made: PerPlayer::of(|p| game.moves_made(p)),
             entries: entries.to_vec(),
         }

@@ -35,6 +35,7 @@ pub fn seat_peer(hub: &Arc<Hub>, player: &Arc<PlayerRec>) -> Peer {
         tx,
         kill: Arc::new(Kill::default()),
         seated: Default::default(),
+        reply: None,
     };
     tokio::spawn(drive(Arc::downgrade(hub), player.clone(), peer.clone(), rx));
     peer

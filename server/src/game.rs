@@ -12,11 +12,11 @@ use axum::extract::ws::Utf8Bytes;
 use protocol::game::{AbortReason, Action, Game, Player, Status};
 use protocol::record::{Entry, EntryKind};
 use protocol::settings::Settings;
+use protocol::view::GameView;
 use protocol::wire::{
     Change, GameEvent, GameId, GameSummary, LobbyMessage, PlayerRef, SandTable, SeatInfo, Seq,
     ServerMessage, Snapshot,
 };
-use protocol::view::GameView;
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Duration, Instant};
 
@@ -141,19 +141,21 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         state: "playing".into(),
     }));
     let (tx, rx) = mpsc::channel(hub.config.game_queue);
+    let start = Instant::now();
     hub.games.insert(
         id,
         GameHandle {
             tx,
             summary: summary.clone(),
             seats: seats.clone(),
+            start,
         },
     );
     let mut task = GameTask {
         id,
         hub: hub.clone(),
         game,
-        start: Instant::now(),
+        start,
         seats,
         subs: Vec::new(),
         seq: 0,
@@ -219,6 +221,9 @@ fn error(code: &str, message: impl Into<String>, game: GameId) -> ServerMessage 
         code: code.into(),
         message: message.into(),
         game: Some(game),
+        id: None,
+        server_ms: None,
+        at_ms: None,
     }
 }
 
@@ -901,6 +906,7 @@ mod tests {
                 tx,
                 kill: Arc::new(Kill::default()),
                 seated: Default::default(),
+                reply: None,
             };
             let (_, player) = hub.register(name.into()).await.expect("registered");
             let seeker = Seeker {

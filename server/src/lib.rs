@@ -17,6 +17,7 @@ pub mod hub;
 pub mod limits;
 pub mod lobby;
 pub mod metrics;
+pub mod request;
 pub mod store;
 
 use std::future::Future;

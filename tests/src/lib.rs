@@ -34,6 +34,9 @@ pub fn test_config() -> Config {
         drain: Duration::ZERO,
         ping_interval: Duration::from_secs(3600),
         idle_timeout: Duration::from_secs(3600),
+        // The bounds the rules page fixes, as short as `Settings::blitz` has them.
+        abort_ms: Settings::blitz(protocol::settings::Level::One).abort_ms,
+        late_release_ms: Settings::blitz(protocol::settings::Level::One).late_release_ms,
         ..Config::default()
     }
 }
