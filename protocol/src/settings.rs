@@ -130,7 +130,9 @@ impl Settings {
     }
 
     /// Short timers for blitz games and tests: 3 s hourglasses, 300 ms neutral timer,
-    /// 200 ms drop grace.
+    /// 200 ms drop grace. Its `abort_ms` and `late_release_ms` (3 s, 500 ms) are for the
+    /// engine's own tests: on the wire they are not a player's choice (the server's operator
+    /// sets them, see `player_form`).
     pub fn blitz(level: Level) -> Settings {
         Settings {
             hourglass_ms: 3_000,
@@ -281,10 +283,10 @@ impl Range {
 
     fn schema(&self, nullable: bool) -> schemars::schema::Schema {
         use schemars::schema::{InstanceType, Metadata, NumberValidation, SchemaObject};
-        let types = if nullable {
-            vec![InstanceType::Integer, InstanceType::Null]
+        let types: schemars::schema::SingleOrVec<InstanceType> = if nullable {
+            vec![InstanceType::Integer, InstanceType::Null].into()
         } else {
-            vec![InstanceType::Integer]
+            InstanceType::Integer.into()
         };
         SchemaObject {
             metadata: Some(Box::new(Metadata {
@@ -302,7 +304,7 @@ impl Range {
                 )),
                 ..Default::default()
             })),
-            instance_type: Some(types.into()),
+            instance_type: Some(types),
             format: Some("uint64".into()),
             number: Some(Box::new(NumberValidation {
                 minimum: Some(self.min as f64),
