@@ -103,3 +103,22 @@ fn protocol_doc_states_every_settings_range() {
         );
     }
 }
+
+/// Every field of a snapshot's `view` (the stable view of a game) has its row in
+/// `docs/PROTOCOL.md`.
+#[test]
+fn protocol_doc_describes_every_field_of_the_view() {
+    let doc = std::fs::read_to_string(docs().join("PROTOCOL.md")).expect("docs/PROTOCOL.md");
+    let schema = protocol::wire::json_schema();
+    let fields = schema["definitions"]["GameView"]["properties"]
+        .as_object()
+        .expect("GameView has properties");
+    assert!(fields.len() >= 15, "{fields:?}");
+    for field in fields.keys() {
+        let row = format!("| `{field}` |");
+        assert!(
+            doc.lines().any(|l| l.starts_with(&row)),
+            "docs/PROTOCOL.md does not describe view.{field} (a row starting with {row})"
+        );
+    }
+}
