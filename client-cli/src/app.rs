@@ -3,7 +3,7 @@
 //! and the state says what to draw. Plain mode prints [`App::take_output`]; the
 //! full-screen UI draws the state with [`crate::ui::ui`].
 //!
-//! A game is followed as an exact replica: the snapshot's `Game`, then each event's entry
+//! A game is followed as an exact replica: the snapshot's entries replayed, then each event's entry
 //! applied on top. The replica gives what the player may do now (the engine's legal
 //! actions) and the sand, projected to "now" with the measured [`GameClock`].
 
@@ -657,6 +657,7 @@ impl App {
                 code,
                 message,
                 game,
+                ..
             } => self.on_error(&clean(&code), &clean(&message), game, &mut send),
         }
         send
@@ -800,6 +801,22 @@ impl App {
         let resumed_play = matches!(self.mode, Mode::Play { .. })
             && self.phase == Phase::Joining(snap.game)
             && self.game.is_none();
+        // The snapshot's view carries the entries so far: replayed, they give the exact
+        // replica to apply later entries on.
+        let replica = match snap.view.replica() {
+            Ok(game) => game,
+            Err(e) => {
+                self.log(
+                    LogKind::Error,
+                    None,
+                    format!(
+                        "The server's snapshot of game {} does not replay: {e}",
+                        snap.game
+                    ),
+                );
+                return;
+            }
+        };
         let mut clock = GameClock::new(self.base);
         clock.observe(snap.now_ms, at);
         if let Some(rtt) = self.lag_ms {
@@ -810,7 +827,7 @@ impl App {
             seat: snap.seat,
             seats: [SeatView::of(&snap.red), SeatView::of(&snap.black)],
             watchers: snap.watchers,
-            replica: snap.state,
+            replica,
             seq: snap.seq,
             clock,
             legal: Vec::new(),
@@ -947,6 +964,7 @@ impl App {
                 player,
                 connected,
                 grace_until_ms,
+                at,
             } => {
                 let seat = &mut g.seats[player.index()];
                 seat.connected = connected;
@@ -961,24 +979,24 @@ impl App {
                     ),
                     (false, None) => format!("{who} lost the connection"),
                 };
-                self.log(LogKind::Event, Some(ev.now_ms), text.clone());
+                self.log(LogKind::Event, Some(at), text.clone());
                 self.emit(
                     "presence",
                     text,
                     json!({ "player": player, "connected": connected, "grace_until_ms": grace_until_ms }),
                 );
             }
-            Change::Lag { player, rtt_ms } => {
+            Change::Lag { player, rtt_ms, .. } => {
                 // Shown beside the seat; not worth a log line every few seconds.
                 g.seats[player.index()].lag_ms = Some(rtt_ms);
             }
-            Change::GraceExpired { player } => {
+            Change::GraceExpired { player, at } => {
                 g.seats[player.index()].grace_expired = true;
                 let mut text = format!("{} did not come back in time", g.who(player));
                 if g.seat == Some(player.other()) {
                     text.push_str(": you may claim the win (W, or type 'win')");
                 }
-                self.log(LogKind::Event, Some(ev.now_ms), text.clone());
+                self.log(LogKind::Event, Some(at), text.clone());
                 self.emit("grace_expired", text, json!({ "player": player }));
             }
         }

@@ -432,6 +432,9 @@ fn server_errors_appear_in_place_in_words_and_sanitised() {
             code: "not_your_turn".into(),
             message: "it is not Black's turn\u{1b}[2J".into(),
             game: Some(1),
+            id: None,
+            server_ms: None,
+            at_ms: None,
         },
         t0,
     );
@@ -461,6 +464,7 @@ fn presence_and_grace_are_shown_and_the_win_can_be_claimed() {
             player: Player::Red,
             connected: false,
             grace_until_ms: Some(61_000),
+            at: 1_000,
         },
     );
     app.on_message(ev, t0);
@@ -471,6 +475,7 @@ fn presence_and_grace_are_shown_and_the_win_can_be_claimed() {
         &mut fake,
         Change::GraceExpired {
             player: Player::Red,
+            at: 61_000,
         },
     );
     app.on_message(ev, t0);

@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use protocol::game::{Action, Game, Player};
 use protocol::record::{Entry, EntryKind};
 use protocol::settings::Settings;
+use protocol::view::GameView;
 use protocol::wire::{
     Change, GameEvent, GameId, SandTable, SeatInfo, Seq, ServerMessage, Snapshot,
 };
@@ -29,6 +30,8 @@ pub fn sq(s: &str) -> Square {
 pub struct Fake {
     pub game: Game,
     pub seq: Seq,
+    /// The entries that made `game` (a snapshot carries them).
+    pub entries: Vec<Entry>,
 }
 
 impl Fake {
@@ -36,6 +39,7 @@ impl Fake {
         Fake {
             game: Game::new(settings),
             seq: 0,
+            entries: Vec::new(),
         }
     }
 
@@ -55,13 +59,14 @@ impl Fake {
             red: info("Rita"),
             black: info("Bert"),
             watchers: 0,
-            state: self.game.clone(),
+            view: GameView::of(&self.game, &self.entries),
             sand: SandTable::of(&self.game),
         }))
     }
 
     pub fn entry(&mut self, entry: Entry) -> ServerMessage {
         let events = entry.apply_to(&mut self.game).expect("legal");
+        self.entries.push(entry.clone());
         self.seq += 1;
         ServerMessage::Event(Box::new(GameEvent {
             game: 1,

@@ -115,6 +115,7 @@ fn game_over_with_the_tiebreak_line_up() {
     let fake = Fake {
         game: loaded.game,
         seq: 40,
+        entries: loaded.file.record.entries,
     };
     let app = seated(&fake, Player::Red, t0);
     assert!(app.game.as_ref().unwrap().is_over());
@@ -153,6 +154,7 @@ fn the_15_second_timer_judges_nobody_once_its_turn_is_over() {
     let mut fake = Fake {
         game: app.game.as_ref().unwrap().replica.clone(),
         seq: app.game.as_ref().unwrap().seq,
+        entries: Vec::new(),
     };
     let ev = fake.act(Player::Black, mv("b1", "b2", true), 60_600);
     app.on_message(ev, t0 + Duration::from_millis(60_600));
@@ -180,6 +182,7 @@ fn the_opponents_lag_is_shown_beside_his_seat() {
         change: Change::Lag {
             player: Player::Red,
             rtt_ms: 42,
+            at: 1_000,
         },
     }));
     app.on_message(ev, t0);

@@ -132,7 +132,7 @@ async fn hostile_server(listener: tokio::net::TcpListener) {
         black: seat("me"),
         watchers: 0,
         sand: SandTable::of(&game),
-        state: game.clone(),
+        view: protocol::view::GameView::of(&game, &[]),
     }))))
     .await
     .unwrap();
@@ -140,6 +140,9 @@ async fn hostile_server(listener: tokio::net::TcpListener) {
         code: format!("code{HOSTILE}"),
         message: format!("message {HOSTILE}"),
         game: Some(7),
+        id: None,
+        server_ms: None,
+        at_ms: None,
     }))
     .await
     .unwrap();

@@ -91,7 +91,7 @@ async fn server(listener: TcpListener) -> Vec<ClientMessage> {
             black: seat("Bea"),
             watchers: 0,
             sand: SandTable::of(&game),
-            state: game.clone(),
+            view: protocol::view::GameView::of(&game, &[]),
         })),
     )
     .await;

@@ -270,7 +270,7 @@ async fn player(
                     break (
                         s.game,
                         s.seat.context("a player's snapshot has a seat")?,
-                        Replica::new(s.state),
+                        Replica::new(s.view.replica()?),
                     )
                 }
                 Some(Incoming::Message(ServerMessage::Error { code, .. })) => tally.error(code),
@@ -633,10 +633,10 @@ async fn main() -> Result<()> {
     let gate = Arc::new(Semaphore::new(args.connect_parallel));
     let mut tasks = tokio::task::JoinSet::new();
     for (g, slot) in slots.iter().enumerate() {
-        // The server pairs two seekers of equal settings: a slot's own abort bound (which
-        // matters only before the first moves) makes its two players meet each other.
+        // The server pairs two seekers of equal settings: a slot's own turn limit (an hour
+        // less a few ms: never reached in a load run) makes its two players meet each other.
         let settings = Settings {
-            abort_ms: settings.abort_ms + g as u64,
+            turn_limit_ms: Some(3_600_000 - g as u64),
             ..settings.clone()
         };
         for seat in 0..2 {

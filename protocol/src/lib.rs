@@ -10,6 +10,7 @@ pub mod record;
 pub mod render;
 pub mod settings;
 pub mod text;
+pub mod view;
 pub mod wire;
 
 pub use board::Square;

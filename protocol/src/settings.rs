@@ -77,7 +77,7 @@ pub enum FullSocket {
 }
 
 /// A per-player game clock: main time plus an increment after each of his moves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct GameClock {
     pub main_ms: u64,
     #[serde(default)]
@@ -86,7 +86,8 @@ pub struct GameClock {
 
 /// Everything fixed when a game is created. Build with [`Settings::level`] or deserialize
 /// from JSON, where every field but `level` may be left out and takes the level's default.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+/// The ranges are in [`RANGES`] (and the JSON Schema is built from it).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "SettingsSpec")]
 pub struct Settings {
     pub level: Level,
@@ -131,7 +132,9 @@ impl Settings {
     }
 
     /// Short timers for blitz games and tests: 3 s hourglasses, 300 ms neutral timer,
-    /// 200 ms drop grace.
+    /// 200 ms drop grace. Its `abort_ms` and `late_release_ms` (3 s, 500 ms) are for the
+    /// engine's own tests: on the wire they are not a player's choice (the server's operator
+    /// sets them, see `player_form`).
     pub fn blitz(level: Level) -> Settings {
         Settings {
             hourglass_ms: 3_000,
@@ -145,36 +148,351 @@ impl Settings {
         }
     }
 
-    /// Checks that every value is in a sensible range.
+    /// Checks that every value is in its range ([`RANGES`]).
     pub fn validate(&self) -> Result<(), SettingsError> {
-        let range = |name: &'static str, value: u64, min: u64, max: u64| {
-            if value < min || value > max {
-                Err(SettingsError {
-                    name,
-                    value,
-                    min,
-                    max,
-                })
-            } else {
-                Ok(())
-            }
-        };
-        const HOUR: u64 = 3_600_000;
-        range("hourglass_ms", self.hourglass_ms, 100, HOUR)?;
-        range("neutral_ms", self.neutral_ms, 50, HOUR)?;
-        range("drop_grace_ms", self.drop_grace_ms, 10, 60_000)?;
-        range("abort_ms", self.abort_ms, 100, HOUR)?;
-        range("late_release_ms", self.late_release_ms, 10, 60_000)?;
+        range("hourglass_ms").check(self.hourglass_ms)?;
+        range("neutral_ms").check(self.neutral_ms)?;
+        range("drop_grace_ms").check(self.drop_grace_ms)?;
+        range("abort_ms").check(self.abort_ms)?;
+        range("late_release_ms").check(self.late_release_ms)?;
         if let Some(limit) = self.turn_limit_ms {
-            range("turn_limit_ms", limit, 100, HOUR)?;
+            range("turn_limit_ms").check(limit)?;
         }
         if let Some(clock) = self.game_clock {
-            range("game_clock.main_ms", clock.main_ms, 1_000, 24 * HOUR)?;
-            range("game_clock.increment_ms", clock.increment_ms, 0, HOUR)?;
+            range("game_clock.main_ms").check(clock.main_ms)?;
+            range("game_clock.increment_ms").check(clock.increment_ms)?;
         }
         Ok(())
     }
 }
+
+const HOUR: u64 = 3_600_000;
+
+/// A numeric setting: its name in the settings JSON, its range (inclusive) in ms, its
+/// default, and whether players choose it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range {
+    /// The field of the settings JSON (`game_clock.main_ms` for a field of `game_clock`).
+    pub name: &'static str,
+    pub min: u64,
+    pub max: u64,
+    /// The default, in words (it may depend on the level).
+    pub default: &'static str,
+    /// Players may choose it in `seek`, `challenge`, `host` and `play_bot`; otherwise it is
+    /// fixed by the rules page (an operator may change it for a test server).
+    pub player: bool,
+    /// What it means.
+    pub doc: &'static str,
+}
+
+/// The unit of every numeric setting.
+pub const UNIT: &str = "ms";
+
+/// Every numeric setting's range: the one source of truth for validation, the JSON Schema
+/// and the table in `docs/PROTOCOL.md` (a test checks that they agree).
+pub const RANGES: [Range; 8] = [
+    Range {
+        name: "hourglass_ms",
+        min: 100,
+        max: HOUR,
+        default: "180000",
+        player: true,
+        doc: "Sand in one hourglass.",
+    },
+    Range {
+        name: "neutral_ms",
+        min: 50,
+        max: HOUR,
+        default: "15000",
+        player: true,
+        doc: "Sand in the 15-second timer (Level 3).",
+    },
+    Range {
+        name: "drop_grace_ms",
+        min: 10,
+        max: 60_000,
+        default: "2000",
+        player: true,
+        doc: "Levels 2-3: how long after a release the mover may still drop.",
+    },
+    Range {
+        name: "turn_limit_ms",
+        min: 100,
+        max: HOUR,
+        default: "30000 at Level 2, null (no limit) at Levels 1 and 3",
+        player: true,
+        doc: "A turn not started within this is forfeited without penalty; null: no limit.",
+    },
+    Range {
+        name: "game_clock.main_ms",
+        min: 1_000,
+        max: 24 * HOUR,
+        default: "600000 at Level 1 (game_clock null, no clock, at Levels 2 and 3)",
+        player: true,
+        doc: "Main time of each player's game clock; game_clock null: no clock.",
+    },
+    Range {
+        name: "game_clock.increment_ms",
+        min: 0,
+        max: HOUR,
+        default: "0",
+        player: true,
+        doc: "Added to a player's game clock after each of his moves.",
+    },
+    Range {
+        name: "abort_ms",
+        min: 100,
+        max: HOUR,
+        default: "30000",
+        player: false,
+        doc: "A player whose first move is not made within this of his first turn aborts the game (rules page: 30 s).",
+    },
+    Range {
+        name: "late_release_ms",
+        min: 10,
+        max: 60_000,
+        default: "5000",
+        player: false,
+        doc: "Level 3: after the 15-second timer expires on a started move, how long the mover may still release it (rules page: 5 s).",
+    },
+];
+
+/// The range of the numeric setting `name`.
+///
+/// # Panics
+/// If `name` is not in [`RANGES`].
+pub fn range(name: &str) -> &'static Range {
+    RANGES
+        .iter()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("no setting {name}"))
+}
+
+impl Range {
+    /// `value`, or the error naming the setting and its range.
+    pub fn check(&self, value: u64) -> Result<u64, SettingsError> {
+        if value < self.min || value > self.max {
+            Err(SettingsError {
+                name: self.name,
+                value,
+                min: self.min,
+                max: self.max,
+            })
+        } else {
+            Ok(value)
+        }
+    }
+
+    fn schema(&self, nullable: bool) -> schemars::schema::Schema {
+        use schemars::schema::{InstanceType, Metadata, NumberValidation, SchemaObject};
+        let types: schemars::schema::SingleOrVec<InstanceType> = if nullable {
+            vec![InstanceType::Integer, InstanceType::Null].into()
+        } else {
+            InstanceType::Integer.into()
+        };
+        SchemaObject {
+            metadata: Some(Box::new(Metadata {
+                description: Some(format!(
+                    "{} In {UNIT}, {}..={}; default {}.{}",
+                    self.doc,
+                    self.min,
+                    self.max,
+                    self.default,
+                    if self.player {
+                        ""
+                    } else {
+                        " Fixed by the rules page: not a player's choice (an operator may change it on a test server)."
+                    }
+                )),
+                ..Default::default()
+            })),
+            instance_type: Some(types),
+            format: Some("uint64".into()),
+            number: Some(Box::new(NumberValidation {
+                minimum: Some(self.min as f64),
+                maximum: Some(self.max as f64),
+                ..Default::default()
+            })),
+            ..Default::default()
+        }
+        .into()
+    }
+}
+
+/// The JSON form of the settings a player may choose (`seek`, `challenge`, `host`,
+/// `play_bot`): [`Settings`] without the fields fixed by the rules page. Only its schema is
+/// used; in Rust, such messages carry a [`Settings`] serialised by [`player_form`].
+pub struct PlayerSettings;
+
+impl schemars::JsonSchema for PlayerSettings {
+    fn schema_name() -> String {
+        "PlayerSettings".into()
+    }
+    fn json_schema(gen: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        settings_schema(gen, true)
+    }
+}
+
+impl schemars::JsonSchema for Settings {
+    fn schema_name() -> String {
+        "Settings".into()
+    }
+    fn json_schema(gen: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        settings_schema(gen, false)
+    }
+}
+
+impl schemars::JsonSchema for GameClock {
+    fn schema_name() -> String {
+        "GameClock".into()
+    }
+    fn json_schema(_gen: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        use schemars::schema::{InstanceType, Metadata, ObjectValidation, SchemaObject};
+        let mut object = ObjectValidation::default();
+        object
+            .properties
+            .insert("main_ms".into(), range("game_clock.main_ms").schema(false));
+        object.properties.insert(
+            "increment_ms".into(),
+            range("game_clock.increment_ms").schema(false),
+        );
+        object.required.insert("main_ms".into());
+        SchemaObject {
+            metadata: Some(Box::new(Metadata {
+                description: Some(
+                    "A per-player game clock: main time plus an increment after each of his moves."
+                        .into(),
+                ),
+                ..Default::default()
+            })),
+            instance_type: Some(InstanceType::Object.into()),
+            object: Some(Box::new(object)),
+            ..Default::default()
+        }
+        .into()
+    }
+}
+
+/// The schema of the settings JSON, from [`RANGES`]: as players send it (`player`: every
+/// field optional, only theirs) or as the server sends it (every field).
+fn settings_schema(
+    gen: &mut schemars::gen::SchemaGenerator,
+    player: bool,
+) -> schemars::schema::Schema {
+    use schemars::schema::{
+        InstanceType, Metadata, ObjectValidation, Schema, SchemaObject, SubschemaValidation,
+    };
+    let described = |schema: Schema, text: &str| -> Schema {
+        let mut o = schema.into_object();
+        o.metadata().description = Some(text.into());
+        o.into()
+    };
+    let mut object = ObjectValidation::default();
+    let p = &mut object.properties;
+    p.insert(
+        "level".into(),
+        described(
+            gen.subschema_for::<Level>(),
+            "Rules level: 1 no time rules, 2 hourglasses run, 3 hourglasses and the 15-second timer. Default 3.",
+        ),
+    );
+    p.insert(
+        "setup".into(),
+        described(
+            gen.subschema_for::<Setup>(),
+            "How the hourglasses start: standard (on the corners) or placement. Default standard.",
+        ),
+    );
+    p.insert(
+        "full_socket".into(),
+        described(
+            gen.subschema_for::<FullSocket>(),
+            "A release onto a full socket: lose (rulebook) or reject. Default lose.",
+        ),
+    );
+    let clock = gen.subschema_for::<GameClock>();
+    p.insert(
+        "game_clock".into(),
+        SchemaObject {
+            metadata: Some(Box::new(Metadata {
+                description: Some(format!(
+                    "{} Default: {}.",
+                    range("game_clock.main_ms").doc,
+                    range("game_clock.main_ms").default
+                )),
+                ..Default::default()
+            })),
+            subschemas: Some(Box::new(SubschemaValidation {
+                any_of: Some(vec![
+                    clock,
+                    SchemaObject {
+                        instance_type: Some(InstanceType::Null.into()),
+                        ..Default::default()
+                    }
+                    .into(),
+                ]),
+                ..Default::default()
+            })),
+            ..Default::default()
+        }
+        .into(),
+    );
+    for r in RANGES.iter().filter(|r| !r.name.contains('.')) {
+        if player && !r.player {
+            continue;
+        }
+        p.insert(r.name.into(), r.schema(r.name == "turn_limit_ms"));
+    }
+    if player {
+        object.additional_properties = Some(Box::new(Schema::Bool(false)));
+    } else {
+        object.required = object.properties.keys().cloned().collect();
+    }
+    SchemaObject {
+        metadata: Some(Box::new(Metadata {
+            description: Some(if player {
+                "The settings a player chooses: any subset; what is left out takes the level's default. abort_ms and late_release_ms are fixed by the rules page and refused here (fixed_setting).".into()
+            } else {
+                "Everything fixed when a game is created, as the server states it (every field).".into()
+            }),
+            ..Default::default()
+        })),
+        instance_type: Some(InstanceType::Object.into()),
+        object: Some(Box::new(object)),
+        ..Default::default()
+    }
+    .into()
+}
+
+/// Serialises [`Settings`] as a player sends them: without the fields fixed by the rules
+/// page (`abort_ms`, `late_release_ms`), which the server sets.
+pub fn player_form<S: serde::Serializer>(settings: &Settings, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct PlayerForm<'a> {
+        level: Level,
+        setup: Setup,
+        hourglass_ms: u64,
+        neutral_ms: u64,
+        drop_grace_ms: u64,
+        full_socket: FullSocket,
+        game_clock: &'a Option<GameClock>,
+        turn_limit_ms: Option<u64>,
+    }
+    PlayerForm {
+        level: settings.level,
+        setup: settings.setup,
+        hourglass_ms: settings.hourglass_ms,
+        neutral_ms: settings.neutral_ms,
+        drop_grace_ms: settings.drop_grace_ms,
+        full_socket: settings.full_socket,
+        game_clock: &settings.game_clock,
+        turn_limit_ms: settings.turn_limit_ms,
+    }
+    .serialize(s)
+}
+
+/// The settings fields that players may not choose (fixed by the rules page).
+pub const FIXED: [&str; 2] = ["abort_ms", "late_release_ms"];
 
 impl Default for Settings {
     fn default() -> Settings {

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::game::{Action, Event, Game, GlassState, Neutral, Player};
 use crate::record::Entry;
 use crate::settings::{Level, Settings};
+use crate::view::GameView;
 
 /// The version a client states in its `hello`. The server refuses other versions.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -45,7 +46,11 @@ pub enum ClientMessage {
     /// Asks for a game with exactly these settings (partial JSON takes the level's
     /// defaults). Two players asking for the same settings are paired at once; both get a
     /// snapshot of the new game.
-    Seek { settings: Settings },
+    Seek {
+        #[serde(serialize_with = "crate::settings::player_form")]
+        #[schemars(with = "crate::settings::PlayerSettings")]
+        settings: Settings,
+    },
     /// Withdraws one's seek.
     CancelSeek,
     /// Lists live games (at most [`LIST_LIMIT`], by id).
@@ -89,7 +94,12 @@ pub enum ClientMessage {
     AcceptSeek { seek: SeekId },
     /// Challenges an online player (by player id, or by name when only one online player
     /// has it) to a game with these settings. He may accept or decline.
-    Challenge { to: String, settings: Settings },
+    Challenge {
+        to: String,
+        #[serde(serialize_with = "crate::settings::player_form")]
+        #[schemars(with = "crate::settings::PlayerSettings")]
+        settings: Settings,
+    },
     /// Accepts a challenge one received: the game starts at once.
     AcceptChallenge { challenge: ChallengeId },
     /// Declines a challenge one received.
@@ -99,7 +109,11 @@ pub enum ClientMessage {
     /// Opens a private game with these settings: the answer [`LobbyMessage::Hosting`]
     /// carries a short code to pass on; whoever sends `join_code` with it plays.
     /// Withdrawn like a seek (`cancel_seek`, or by leaving).
-    Host { settings: Settings },
+    Host {
+        #[serde(serialize_with = "crate::settings::player_form")]
+        #[schemars(with = "crate::settings::PlayerSettings")]
+        settings: Settings,
+    },
     /// Joins the private game hosted under this code (case does not matter).
     JoinCode { code: String },
     /// After a game is over, offers (or accepts) a rematch with the same settings and the
@@ -108,7 +122,11 @@ pub enum ClientMessage {
     /// Declines (or withdraws) a rematch offer.
     DeclineRematch { game: GameId },
     /// Plays the computer at once with these settings (seats drawn at random).
-    PlayBot { settings: Settings },
+    PlayBot {
+        #[serde(serialize_with = "crate::settings::player_form")]
+        #[schemars(with = "crate::settings::PlayerSettings")]
+        settings: Settings,
+    },
 }
 
 /// An open seek's id.
@@ -187,6 +205,16 @@ pub enum ServerMessage {
         message: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         game: Option<GameId>,
+        /// The `id` of the refused message, if it had a valid one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<RequestId>,
+        /// When the server received the refused message: its wall clock, ms since the Unix
+        /// epoch (on every error that answers a message).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        server_ms: Option<u64>,
+        /// When the message concerns a live game: the game time at which it was received.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at_ms: Option<u64>,
     },
 }
 
@@ -265,8 +293,10 @@ pub struct Snapshot {
     pub red: SeatInfo,
     pub black: SeatInfo,
     pub watchers: u32,
-    /// The engine's whole state, to replay later entries on.
-    pub state: Game,
+    /// The game: board, hourglasses, holders, turn, windows, timer, clocks and the
+    /// entries so far (a documented view, not the engine's insides;
+    /// [`GameView::replica`] rebuilds the engine's state to apply later entries on).
+    pub view: GameView,
     pub sand: SandTable,
 }
 
@@ -310,12 +340,23 @@ pub enum Change {
         player: Player,
         connected: bool,
         grace_until_ms: Option<u64>,
+        /// The game time at which the connection came or went.
+        at: u64,
     },
     /// `player`'s grace ran out: his opponent may now send `claim_abandonment`.
-    GraceExpired { player: Player },
+    GraceExpired {
+        player: Player,
+        /// The game time at which the grace ran out (its `grace_until_ms`).
+        at: u64,
+    },
     /// `player`'s round trip to the server (ms), measured by the server's own pings. Sent
     /// when first measured and when it moves by 10 ms or more.
-    Lag { player: Player, rtt_ms: u64 },
+    Lag {
+        player: Player,
+        rtt_ms: u64,
+        /// The game time at which the server published the measurement.
+        at: u64,
+    },
 }
 
 /// Everything needed to draw the sand of every hourglass and of the 15-second timer:
@@ -327,10 +368,17 @@ pub struct SandTable {
 }
 
 impl SandTable {
+    /// The sand of `game`. The 15-second timer's `target` is `None` once it judges nobody
+    /// ([`Game::neutral_judges`]): its turn is over (or the game is ending or over), even
+    /// while its sand still runs.
     pub fn of(game: &Game) -> SandTable {
+        let mut neutral = *game.neutral();
+        if game.neutral_judges().is_none() {
+            neutral.target = None;
+        }
         SandTable {
             glasses: game.glasses().to_vec(),
-            neutral: *game.neutral(),
+            neutral,
         }
     }
 }
@@ -374,7 +422,71 @@ impl ServerMessage {
             code: code.into(),
             message: message.into(),
             game: None,
+            id: None,
+            server_ms: None,
+            at_ms: None,
         }
+    }
+}
+
+/// The longest string `id` a client may give a message (in bytes).
+pub const MAX_ID_LEN: usize = 64;
+/// The largest integer `id` (in absolute value): exact in every JSON reader (2^53 - 1).
+pub const MAX_ID_INT: i64 = (1 << 53) - 1;
+
+/// A client's name for one of its messages (`"id"` beside `"type"`, in any message): a
+/// string of at most [`MAX_ID_LEN`] bytes or an integer of at most [`MAX_ID_INT`] in
+/// absolute value. The server echoes it on the answer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    Int(i64),
+    Str(String),
+}
+
+impl RequestId {
+    /// The id in a message's `id` field, or why it is not one.
+    pub fn from_json(value: &serde_json::Value) -> Result<RequestId, String> {
+        match value {
+            serde_json::Value::String(s) if s.len() <= MAX_ID_LEN => Ok(RequestId::Str(s.clone())),
+            serde_json::Value::String(s) => Err(format!(
+                "a string id has at most {MAX_ID_LEN} bytes, not {}",
+                s.len()
+            )),
+            serde_json::Value::Number(n) => match n.as_i64() {
+                Some(i) if i.abs() <= MAX_ID_INT => Ok(RequestId::Int(i)),
+                _ => Err(format!(
+                    "an integer id is at most {MAX_ID_INT} in absolute value, not {n}"
+                )),
+            },
+            other => Err(format!(
+                "an id is a string or an integer, not {}",
+                match other {
+                    serde_json::Value::Null => "null",
+                    serde_json::Value::Bool(_) => "a boolean",
+                    serde_json::Value::Array(_) => "an array",
+                    _ => "an object",
+                }
+            )),
+        }
+    }
+}
+
+impl schemars::JsonSchema for RequestId {
+    fn schema_name() -> String {
+        "RequestId".into()
+    }
+    fn json_schema(_gen: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        let value = serde_json::json!({
+            "description": format!(
+                "A client's name for one of its messages, echoed on the answer: a string of at most {MAX_ID_LEN} bytes or an integer of at most 2^53 - 1 in absolute value."
+            ),
+            "anyOf": [
+                {"type": "string", "maxLength": MAX_ID_LEN},
+                {"type": "integer", "minimum": -MAX_ID_INT, "maximum": MAX_ID_INT}
+            ]
+        });
+        serde_json::from_value(value).expect("a schema")
     }
 }
 
@@ -386,7 +498,30 @@ pub fn json_schema() -> serde_json::Value {
     let client = gen.subschema_for::<ClientMessage>();
     let server = gen.subschema_for::<ServerMessage>();
     let lobby = gen.subschema_for::<LobbyMessage>();
+    gen.subschema_for::<RequestId>();
     let definitions = gen.take_definitions();
+    let mut definitions = serde_json::to_value(definitions).expect("a schema");
+    // Any message may carry an `id`, echoed on its answer; a command with a field it does
+    // not have is refused (`unknown_field`): strict.
+    let id = serde_json::json!({ "$ref": "#/definitions/RequestId" });
+    for (def, strict) in [
+        ("ClientMessage", true),
+        ("Action", true),
+        ("ServerMessage", false),
+        ("LobbyMessage", false),
+    ] {
+        let Some(variants) = definitions[def]["oneOf"].as_array_mut() else {
+            continue;
+        };
+        for v in variants {
+            if def != "Action" {
+                v["properties"]["id"] = id.clone();
+            }
+            if strict {
+                v["additionalProperties"] = false.into();
+            }
+        }
+    }
     serde_json::json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": "TAMSK online wire protocol",
@@ -475,7 +610,7 @@ mod tests {
             },
             watchers: 0,
             sand: SandTable::of(&game),
-            state: game,
+            view: GameView::of(&game, &[]),
         }));
         let text = serde_json::to_string(&snap).unwrap();
         assert!(text.starts_with(r#"{"type":"snapshot""#), "{text}");
@@ -489,6 +624,7 @@ mod tests {
                 player: Player::Black,
                 connected: false,
                 grace_until_ms: Some(70),
+                at: 10,
             },
         }));
         let v = serde_json::to_value(&ev).unwrap();

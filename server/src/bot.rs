@@ -35,6 +35,7 @@ pub fn seat_peer(hub: &Arc<Hub>, player: &Arc<PlayerRec>) -> Peer {
         tx,
         kill: Arc::new(Kill::default()),
         seated: Default::default(),
+        reply: None,
     };
     tokio::spawn(drive(Arc::downgrade(hub), player.clone(), peer.clone(), rx));
     peer
@@ -125,7 +126,13 @@ impl Driver {
                         game: s.game,
                         me,
                         start: at - Duration::from_millis(s.now_ms),
-                        replica: s.state.clone(),
+                        replica: match s.view.replica() {
+                            Ok(game) => game,
+                            Err(e) => {
+                                tracing::error!(game = s.game, error = %e, "a snapshot that does not replay");
+                                return Heard::Nothing;
+                            }
+                        },
                     });
                     self.awaiting = None;
                 }
@@ -142,7 +149,7 @@ impl Driver {
                         self.awaiting = None;
                     }
                 }
-                if let Change::GraceExpired { player } = ev.change {
+                if let Change::GraceExpired { player, .. } = ev.change {
                     self.claim = player != s.me;
                 }
                 if let Change::Presence {

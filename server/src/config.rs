@@ -70,6 +70,12 @@ pub struct Config {
     /// millisecond timer. Off only for tests on tokio's paused clock, which the alarm
     /// thread does not see.
     pub precise_timer: bool,
+    /// The abort bound of every game (`abort_ms`): fixed by the rules page at 30 s, not a
+    /// player's choice; an operator may shorten it on a test server (`--abort-ms`).
+    pub abort_ms: u64,
+    /// The late-release bound of every Level 3 game (`late_release_ms`): fixed by the rules
+    /// page at 5 s; an operator may change it on a test server (`--late-release-ms`).
+    pub late_release_ms: u64,
 }
 
 impl Default for Config {
@@ -101,6 +107,8 @@ impl Default for Config {
             bot: protocol::bot::BotConfig::default(),
             drain: Duration::from_secs(30),
             precise_timer: true,
+            abort_ms: protocol::settings::Settings::default().abort_ms,
+            late_release_ms: protocol::settings::Settings::default().late_release_ms,
         }
     }
 }

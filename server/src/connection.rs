@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 use tokio::time::{interval_at, Duration, Instant, MissedTickBehavior};
 
 use crate::game::GameCmd;
-use crate::hub::{encode, Hub, Kill, Peer, PlayerRec, Seeker};
+use crate::hub::{encode, encode_reply, Hub, Kill, Peer, PlayerRec, Reply, Seeker};
 use crate::limits::{validate_name, IpGuard, Limiter, Verdict};
 use crate::lobby::{Refusal, SeekResult};
 use crate::ping::{LagEstimate, Pinger};
@@ -84,6 +84,8 @@ struct Conn {
     /// The websocket ping in flight (the writer sends it).
     pinger: Arc<Pinger>,
     lag: LagEstimate,
+    /// While a client message is handled: what its answers echo.
+    reply: Option<Arc<Reply>>,
 }
 
 /// Serves one upgraded websocket until it closes.
@@ -97,6 +99,7 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
         tx,
         kill: kill.clone(),
         seated: Default::default(),
+        reply: None,
     };
     let pinger = Arc::new(Pinger::default());
     let writer = tokio::spawn(write_loop(
@@ -120,6 +123,7 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
         ),
         pinger,
         lag: LagEstimate::default(),
+        reply: None,
     };
     tracing::debug!(conn = conn.peer.conn, "connected");
     let metrics = &hub.metrics;
@@ -206,8 +210,17 @@ async fn write_loop(
 }
 
 impl Conn {
+    /// Sends an answer to the message being handled (it echoes its id).
     fn send(&self, msg: &ServerMessage) {
-        self.peer.send_msg(msg);
+        match &self.reply {
+            Some(reply) => self.peer.send(encode_reply(msg, reply)),
+            None => self.peer.send_msg(msg),
+        };
+    }
+
+    /// This connection's peer for the answers to the message being handled.
+    fn reply_peer(&self) -> Peer {
+        self.peer.replying(self.reply.clone())
     }
 
     fn error(&self, code: &str, message: impl Into<String>, game: Option<GameId>) {
@@ -215,7 +228,21 @@ impl Conn {
             code: code.into(),
             message: message.into(),
             game,
+            id: None,
+            server_ms: Some(self.reply.as_ref().map_or_else(unix_ms, |r| r.server_ms)),
+            at_ms: None,
         });
+    }
+
+    /// Handles one text frame: its answers echo its id and receipt instants.
+    async fn request(&mut self, text: &str, received: Instant) {
+        self.reply = Some(Arc::new(Reply {
+            id: None,
+            server_ms: unix_ms(),
+            at_ms: None,
+        }));
+        self.text(text, received).await;
+        self.reply = None;
     }
 
     async fn read_loop(&mut self, mut stream: SplitStream<WebSocket>) {
@@ -254,7 +281,7 @@ impl Conn {
                                 // Boxed: handling a message can wait on the store, and
                                 // that state would otherwise sit in every idle
                                 // connection's task (it was most of its 3.2 KB).
-                                Message::Text(text) => Box::pin(self.text(text.as_str(), received)).await,
+                                Message::Text(text) => Box::pin(self.request(text.as_str(), received)).await,
                                 Message::Binary(_) => {
                                     self.error("binary_frame", "frames must be JSON text", None)
                                 }
@@ -336,13 +363,33 @@ impl Conn {
                 return;
             }
         }
-        match parse(text) {
-            Ok(msg) => self.handle(msg, received).await,
-            Err((code, message)) => self.error(code, message, None),
+        let server_ms = self.reply.as_ref().map_or_else(unix_ms, |r| r.server_ms);
+        match crate::request::parse_request(text) {
+            Ok((msg, id)) => {
+                // The game time of the receipt, when the message concerns a live game.
+                let at_ms = crate::request::game_of(&msg)
+                    .and_then(|g| self.hub.game(g))
+                    .map(|h| received.saturating_duration_since(h.start).as_millis() as u64);
+                self.reply = Some(Arc::new(Reply {
+                    id,
+                    server_ms,
+                    at_ms,
+                }));
+                self.handle(msg, received).await
+            }
+            Err(((code, message), id)) => {
+                self.reply = Some(Arc::new(Reply {
+                    id,
+                    server_ms,
+                    at_ms: None,
+                }));
+                self.error(code, message, None)
+            }
         }
     }
 
     async fn handle(&mut self, msg: ClientMessage, received: Instant) {
+        let msg = crate::request::with_fixed_rules(msg, &self.hub.config);
         let me = match (&msg, &self.me) {
             (ClientMessage::Hello { .. }, _) => None,
             (ClientMessage::Ping { .. } | ClientMessage::Pong { .. }, _) => None,
@@ -382,7 +429,7 @@ impl Conn {
                 None,
             ),
             ClientMessage::Seek { settings } => {
-                let Some(seeker) = self.new_game_seeker(me) else {
+                let Some(seeker) = self.new_game_seeker(me, false) else {
                     return;
                 };
                 match self.hub.seek(settings.clone(), seeker) {
@@ -401,32 +448,32 @@ impl Conn {
             }
             ClientMessage::ListSeeks => {
                 let seeks = self.hub.list_seeks();
-                self.peer.send_lobby(&LobbyMessage::Seeks { seeks });
+                self.reply_peer().send_lobby(&LobbyMessage::Seeks { seeks });
             }
             ClientMessage::AcceptSeek { seek } => {
-                let Some(seeker) = self.new_game_seeker(me) else {
+                let Some(seeker) = self.new_game_seeker(me, true) else {
                     return;
                 };
                 let started = self.hub.accept_seek(seek, seeker);
                 self.started(started);
             }
             ClientMessage::Host { settings } => {
-                let Some(seeker) = self.new_game_seeker(me) else {
+                let Some(seeker) = self.new_game_seeker(me, false) else {
                     return;
                 };
                 let code = self.hub.host(settings.clone(), seeker);
-                self.peer
+                self.reply_peer()
                     .send_lobby(&LobbyMessage::Hosting { code, settings });
             }
             ClientMessage::JoinCode { code } => {
-                let Some(seeker) = self.new_game_seeker(me) else {
+                let Some(seeker) = self.new_game_seeker(me, true) else {
                     return;
                 };
                 let started = self.hub.join_code(&code, seeker);
                 self.started(started);
             }
             ClientMessage::Challenge { to, settings } => {
-                let Some(seeker) = self.new_game_seeker(me) else {
+                let Some(seeker) = self.new_game_seeker(me, true) else {
                     return;
                 };
                 if let Err(refusal) = self.hub.challenge(seeker, &to, settings) {
@@ -434,14 +481,14 @@ impl Conn {
                 }
             }
             ClientMessage::AcceptChallenge { challenge } => {
-                let Some(seeker) = self.new_game_seeker(me) else {
+                let Some(seeker) = self.new_game_seeker(me, true) else {
                     return;
                 };
                 let started = self.hub.accept_challenge(challenge, seeker);
                 self.started(started);
             }
             ClientMessage::PlayBot { settings } => {
-                let Some(seeker) = self.new_game_seeker(me) else {
+                let Some(seeker) = self.new_game_seeker(me, true) else {
                     return;
                 };
                 let id = self.hub.play_bot(settings, seeker);
@@ -468,7 +515,7 @@ impl Conn {
                 self.to_game(
                     game,
                     GameCmd::Rematch {
-                        peer: self.peer.clone(),
+                        peer: self.reply_peer(),
                         player,
                         accept: true,
                     },
@@ -479,7 +526,7 @@ impl Conn {
                 self.to_game(
                     game,
                     GameCmd::Rematch {
-                        peer: self.peer.clone(),
+                        peer: self.reply_peer(),
                         player,
                         accept: false,
                     },
@@ -510,7 +557,7 @@ impl Conn {
                     game,
                     GameCmd::Unsubscribe {
                         conn: self.peer.conn,
-                        reply: Some(self.peer.clone()),
+                        reply: Some(self.reply_peer()),
                     },
                 );
             }
@@ -519,7 +566,7 @@ impl Conn {
                 self.to_game(
                     game,
                     GameCmd::Act {
-                        peer: self.peer.clone(),
+                        peer: self.reply_peer(),
                         player,
                         action,
                         received,
@@ -531,7 +578,7 @@ impl Conn {
                 self.to_game(
                     game,
                     GameCmd::ClaimAbandonment {
-                        peer: self.peer.clone(),
+                        peer: self.reply_peer(),
                         player,
                     },
                 );
@@ -613,14 +660,20 @@ impl Conn {
     }
 
     /// This connection as a seeker for a new game, unless the server takes no new games.
-    fn new_game_seeker(&self, me: Option<Arc<PlayerRec>>) -> Option<Seeker> {
+    /// `answers`: the new game's snapshot (or `challenge_sent`) answers the message being
+    /// handled (and echoes its id); a waiting seek's later snapshot does not.
+    fn new_game_seeker(&self, me: Option<Arc<PlayerRec>>, answers: bool) -> Option<Seeker> {
         if self.hub.closed_for_new_games() {
             self.error("shutting_down", "the server is shutting down", None);
             return None;
         }
         Some(Seeker {
             player: me.expect("checked"),
-            peer: self.peer.clone(),
+            peer: if answers {
+                self.reply_peer()
+            } else {
+                self.peer.clone()
+            },
         })
     }
 
@@ -648,7 +701,7 @@ impl Conn {
 
     fn subscribe(&mut self, game: GameId, player: Option<Arc<PlayerRec>>, after_seq: Option<u64>) {
         let cmd = GameCmd::Subscribe {
-            peer: self.peer.clone(),
+            peer: self.reply_peer(),
             player,
             after_seq,
         };
@@ -701,31 +754,12 @@ impl Conn {
     }
 }
 
-/// Parses a frame, telling malformed JSON, unknown messages and bad fields apart.
+/// Parses a frame, telling malformed JSON, unknown messages, unknown fields and bad fields
+/// apart (the id, if any, is dropped: see [`crate::request::parse_request`]).
 pub fn parse(text: &str) -> Result<ClientMessage, (&'static str, String)> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| ("bad_json", format!("malformed JSON: {e}")))?;
-    let Some(tag) = value
-        .get("type")
-        .and_then(|t| t.as_str())
-        .map(str::to_owned)
-    else {
-        return Err((
-            "bad_message",
-            "a message is a JSON object with a string field \"type\"".into(),
-        ));
-    };
-    if !CLIENT_TYPES.contains(&tag.as_str()) {
-        return Err((
-            "unknown_message",
-            format!(
-                "unknown message type {:?}; known: {}",
-                tag.chars().take(40).collect::<String>(),
-                CLIENT_TYPES.join(", ")
-            ),
-        ));
-    }
-    serde_json::from_value(value).map_err(|e| ("bad_message", format!("bad {tag} message: {e}")))
+    crate::request::parse_request(text)
+        .map(|(msg, _)| msg)
+        .map_err(|(refused, _)| refused)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use axum::extract::ws::Utf8Bytes;
 use protocol::game::{AbortReason, Action, Game, Player, Status};
 use protocol::record::{Entry, EntryKind};
 use protocol::settings::Settings;
+use protocol::view::GameView;
 use protocol::wire::{
     Change, GameEvent, GameId, GameSummary, LobbyMessage, PlayerRef, SandTable, SeatInfo, Seq,
     ServerMessage, Snapshot,
@@ -142,19 +143,21 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         state: "playing".into(),
     }));
     let (tx, rx) = mpsc::channel(hub.config.game_queue);
+    let start = Instant::now();
     hub.games.insert(
         id,
         GameHandle {
             tx,
             summary: summary.clone(),
             seats: seats.clone(),
+            start,
         },
     );
     let mut task = GameTask {
         id,
         hub: hub.clone(),
         game,
-        start: Instant::now(),
+        start,
         seats,
         subs: Vec::new(),
         seq: 0,
@@ -220,6 +223,9 @@ fn error(code: &str, message: impl Into<String>, game: GameId) -> ServerMessage 
         code: code.into(),
         message: message.into(),
         game: Some(game),
+        id: None,
+        server_ms: None,
+        at_ms: None,
     }
 }
 
@@ -343,8 +349,6 @@ impl GameTask {
         self.refresh_summary();
         self.away = [None; 2];
         self.linger_until = Some(Instant::now() + self.hub.config.linger);
-        // The record is stored: a lingering game keeps only what a snapshot needs.
-        self.entries = Vec::new();
     }
 
     /// Hands the ended game to the store; its announcement waits for the answer.
@@ -433,7 +437,8 @@ impl GameTask {
             if let Some(a) = self.away[p.index()].as_mut() {
                 if !a.expired && a.until_ms <= now && self.game.is_playing() {
                     a.expired = true;
-                    self.publish(Change::GraceExpired { player: p });
+                    let at = a.until_ms;
+                    self.publish(Change::GraceExpired { player: p, at });
                 }
             }
         }
@@ -737,6 +742,7 @@ impl GameTask {
                         player: p,
                         connected: true,
                         grace_until_ms: None,
+                        at: now,
                     });
                 }
             }
@@ -762,6 +768,7 @@ impl GameTask {
                         player: p,
                         connected: false,
                         grace_until_ms: Some(until),
+                        at: now,
                     });
                 }
             }
@@ -812,7 +819,11 @@ impl GameTask {
                 events,
             );
         }
-        self.publish(Change::Lag { player, rtt_ms });
+        self.publish(Change::Lag {
+            player,
+            rtt_ms,
+            at: now,
+        });
     }
 
     fn seat_info(&self, p: Player) -> SeatInfo {
@@ -839,7 +850,7 @@ impl GameTask {
             red: self.seat_info(Player::Red),
             black: self.seat_info(Player::Black),
             watchers: self.watcher_count() + joining as u32,
-            state: self.game.clone(),
+            view: GameView::of(&self.game, &self.entries),
             sand: SandTable::of(&self.game),
         };
         peer.send_msg(&ServerMessage::Snapshot(Box::new(snapshot)))
@@ -985,6 +996,7 @@ mod tests {
                 tx,
                 kill: Arc::new(Kill::default()),
                 seated: Default::default(),
+                reply: None,
             };
             let (_, player) = hub.register(name.into()).await.expect("registered");
             let seeker = Seeker {
@@ -1143,14 +1155,16 @@ mod tests {
             Change::Presence {
                 player: Player::Black,
                 connected: false,
-                grace_until_ms: Some(60_040)
+                grace_until_ms: Some(60_040),
+                at: 40,
             }
         );
         let ev = next_event(&mut red.rx).await;
         assert_eq!(
             ev.change,
             Change::GraceExpired {
-                player: Player::Black
+                player: Player::Black,
+                at: 60_040,
             }
         );
         assert_eq!(ev.now_ms, 60_040);

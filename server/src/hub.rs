@@ -71,6 +71,20 @@ pub struct Peer {
     pub tx: mpsc::Sender<Utf8Bytes>,
     pub kill: Arc<Kill>,
     pub seated: Arc<Seated>,
+    /// Set on a copy of the peer handed along with one client message: what its answers
+    /// echo (see [`Reply`]).
+    pub reply: Option<Arc<Reply>>,
+}
+
+/// The client message that frames sent through a peer answer: an error carries its `id`
+/// and its receipt instants; any other answer carries its `id`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Reply {
+    pub id: Option<protocol::wire::RequestId>,
+    /// The server's wall clock when the message was received (ms since the Unix epoch).
+    pub server_ms: u64,
+    /// The game time at which it was received, when it concerns a live game.
+    pub at_ms: Option<u64>,
 }
 
 /// What a connection shares with the games it sits in: those games, kept by the game
@@ -133,12 +147,63 @@ impl Peer {
     }
 
     pub fn send_msg(&self, msg: &ServerMessage) -> bool {
-        self.send(encode(msg))
+        match &self.reply {
+            Some(reply) => self.send(encode_reply(msg, reply)),
+            None => self.send(encode(msg)),
+        }
+    }
+
+    /// This peer, for the answers to one client message.
+    pub fn replying(&self, reply: Option<Arc<Reply>>) -> Peer {
+        Peer {
+            reply,
+            ..self.clone()
+        }
     }
 
     pub fn is_gone(&self) -> bool {
         self.tx.is_closed() || self.kill.reason().is_some()
     }
+}
+
+/// Serialises an answer to one client message: an error gets its id and receipt
+/// instants, any other message its id.
+pub fn encode_reply(msg: &ServerMessage, reply: &Reply) -> Utf8Bytes {
+    match msg {
+        ServerMessage::Error {
+            code,
+            message,
+            game,
+            id,
+            server_ms,
+            at_ms,
+        } => encode(&ServerMessage::Error {
+            code: code.clone(),
+            message: message.clone(),
+            game: *game,
+            id: id.clone().or_else(|| reply.id.clone()),
+            server_ms: server_ms.or(Some(reply.server_ms)),
+            at_ms: at_ms.or(game.and(reply.at_ms)),
+        }),
+        _ => match &reply.id {
+            Some(id) => with_id(msg, id),
+            None => encode(msg),
+        },
+    }
+}
+
+/// A frame with `"id"` added beside its `"type"`.
+pub fn with_id(msg: &impl serde::Serialize, id: &protocol::wire::RequestId) -> Utf8Bytes {
+    let mut value = serde_json::to_value(msg).expect("server messages always serialise");
+    if let Some(object) = value.as_object_mut() {
+        object.insert(
+            "id".into(),
+            serde_json::to_value(id).expect("an id serialises"),
+        );
+    }
+    serde_json::to_string(&value)
+        .expect("server messages always serialise")
+        .into()
 }
 
 /// Serialises a message once, for any number of sockets.
@@ -156,6 +221,8 @@ pub struct GameHandle {
     pub tx: mpsc::Sender<GameCmd>,
     pub summary: Arc<Mutex<GameSummary>>,
     pub seats: [Arc<PlayerRec>; 2],
+    /// Game time 0: a message's receipt in game time is measured from it.
+    pub start: tokio::time::Instant,
 }
 
 /// A player waiting for an opponent with the same settings.

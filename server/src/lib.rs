@@ -18,6 +18,7 @@ pub mod limits;
 pub mod lobby;
 pub mod metrics;
 pub mod ping;
+pub mod request;
 pub mod store;
 
 use std::future::Future;

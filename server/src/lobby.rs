@@ -33,7 +33,10 @@ pub fn encode_lobby(msg: &LobbyMessage) -> Utf8Bytes {
 
 impl Peer {
     pub fn send_lobby(&self, msg: &LobbyMessage) -> bool {
-        self.send(encode_lobby(msg))
+        match self.reply.as_ref().and_then(|r| r.id.as_ref()) {
+            Some(id) => self.send(crate::hub::with_id(msg, id)),
+            None => self.send(encode_lobby(msg)),
+        }
     }
 }
 
@@ -411,6 +414,11 @@ impl Hub {
             settings: settings.clone(),
             expires_ms,
         });
+        // Only `challenge_sent` answers the challenge message: what comes later does not.
+        let from = Seeker {
+            peer: from.peer.replying(None),
+            ..from
+        };
         let offer = encode_lobby(&LobbyMessage::Challenged {
             challenge: id,
             from: player_ref(&from.player),

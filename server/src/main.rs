@@ -61,6 +61,24 @@ struct Args {
     /// Lag-measuring ping interval.
     #[arg(long, env = "TAMSK_PING_INTERVAL_MS", default_value_t = 5_000)]
     ping_interval_ms: u64,
+    /// Test servers only: the abort bound of every game (a first move not made within it
+    /// aborts the game). The rules page fixes it at 30 s; players cannot choose it.
+    #[arg(long, env = "TAMSK_ABORT_MS", default_value_t = 30_000, value_parser = setting("abort_ms"))]
+    abort_ms: u64,
+    /// Test servers only: how long a Level 3 move in hand may still be released after the
+    /// 15-second timer ran out on it. The rules page fixes it at 5 s.
+    #[arg(long, env = "TAMSK_LATE_RELEASE_MS", default_value_t = 5_000, value_parser = setting("late_release_ms"))]
+    late_release_ms: u64,
+}
+
+/// Parses a fixed setting within its range (`protocol::settings::RANGES`).
+fn setting(name: &'static str) -> impl Fn(&str) -> Result<u64, String> + Clone {
+    move |text| {
+        let value: u64 = text.parse().map_err(|e| format!("{e}"))?;
+        protocol::settings::range(name)
+            .check(value)
+            .map_err(|e| e.to_string())
+    }
 }
 
 #[tokio::main]
@@ -95,6 +113,8 @@ async fn main() -> anyhow::Result<()> {
             .max(Duration::from_millis(args.ping_interval_ms * 3)),
         db_path: Some(args.db),
         drain: Duration::from_millis(args.drain_ms),
+        abort_ms: args.abort_ms,
+        late_release_ms: args.late_release_ms,
         ..defaults
     };
     let listener = tokio::net::TcpListener::bind(args.listen).await?;

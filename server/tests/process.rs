@@ -24,11 +24,18 @@ struct Server {
 impl Server {
     /// Starts the binary on an ephemeral port; waits for its "listening" log line.
     fn start(db: &Path, drain_ms: u64) -> Server {
+        Server::start_with(db, drain_ms, &[], &[])
+    }
+
+    /// [`Server::start`] with more flags and environment variables.
+    fn start_with(db: &Path, drain_ms: u64, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tamsk-server"))
             .args(["--listen", "127.0.0.1:0", "--log-json", "--drain-ms"])
             .arg(drain_ms.to_string())
             .arg("--db")
             .arg(db)
+            .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -246,4 +253,31 @@ async fn a_crash_after_the_end_loses_nothing_and_sigterm_exits_zero() {
         (Some("aborted"), Some("shutdown"))
     );
     assert!(server.terminate().success());
+}
+
+/// The bounds the rules page fixes (`abort_ms`, `late_release_ms`) are the operator's: a
+/// test server sets them by flag or environment variable, and every game has them.
+#[tokio::test]
+async fn the_operator_sets_the_fixed_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        &dir.path().join("t.db"),
+        0,
+        &["--late-release-ms", "800"],
+        &[("TAMSK_ABORT_MS", "700")],
+    );
+    let mut a = player(&server.addr, "Ann").await;
+    send(
+        &mut a,
+        &ClientMessage::Seek {
+            settings: Settings::blitz(Level::Three),
+        },
+    )
+    .await;
+    match recv(&mut a).await {
+        ServerMessage::Seeking { settings } => {
+            assert_eq!((settings.abort_ms, settings.late_release_ms), (700, 800))
+        }
+        other => panic!("expected seeking, got {other:?}"),
+    }
 }

@@ -35,6 +35,9 @@ pub fn test_config() -> Config {
         ping_interval: Duration::from_secs(3600),
         first_ping: None,
         idle_timeout: Duration::from_secs(3600),
+        // The bounds the rules page fixes, as short as `Settings::blitz` has them.
+        abort_ms: Settings::blitz(protocol::settings::Level::One).abort_ms,
+        late_release_ms: Settings::blitz(protocol::settings::Level::One).late_release_ms,
         ..Config::default()
     }
 }
@@ -305,7 +308,10 @@ impl Follower {
             client,
             game: snapshot.game,
             seat: snapshot.seat,
-            replica: snapshot.state.clone(),
+            replica: snapshot
+                .view
+                .replica()
+                .expect("the snapshot's entries replay"),
             seq: snapshot.seq,
             log: Vec::new(),
             snapshot,

@@ -91,7 +91,7 @@ async fn a_whole_game_against_the_bot() {
         Player::Black => &me.snapshot.black,
     };
     assert_eq!(bot_info.name, "TAMSK bot");
-    assert_eq!(me.snapshot.state.settings(), &settings);
+    assert_eq!(me.snapshot.view.settings, settings);
     play_against(&mut me, 11, 1500).await;
 
     let Status::Finished { outcome } = me.replica.status().clone() else {

@@ -497,7 +497,12 @@ async fn tiebreak_with_lineup() {
 /// at that instant; the game is then over for both.
 #[tokio::test]
 async fn no_first_move_aborts_the_game() {
-    let server = TestServer::start().await;
+    // The abort bound is the operator's (players cannot choose it).
+    let server = TestServer::start_with(server::Config {
+        abort_ms: 400,
+        ..test_config()
+    })
+    .await;
     let settings = Settings {
         abort_ms: 400,
         ..Settings::blitz(Level::One)

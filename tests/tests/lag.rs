@@ -36,7 +36,13 @@ async fn opponent_lag(f: &mut Follower) -> u64 {
         )
         .await;
     match ev.change {
-        Change::Lag { rtt_ms, .. } => rtt_ms,
+        Change::Lag { rtt_ms, at, .. } => {
+            assert!(
+                at <= ev.now_ms,
+                "a lag event's instant {at} is not after it was sent"
+            );
+            rtt_ms
+        }
         other => unreachable!("matched a lag change, got {other:?}"),
     }
 }

@@ -50,7 +50,7 @@ async fn the_queue_matches_equal_settings_with_seats_drawn_at_random() {
     let fc = Follower::await_snapshot(c).await;
     let fb = Follower::await_snapshot(b).await;
     assert_eq!(fc.game, fb.game);
-    assert_eq!(fc.snapshot.state.settings(), &l2);
+    assert_eq!(fc.snapshot.view.settings, l2);
     let list = seeks(&mut a).await;
     assert_eq!(list.len(), 1, "only Ann still waits");
     assert_eq!(list[0].player.name, "Ann");
@@ -115,7 +115,7 @@ async fn open_seeks_are_listed_and_accepted() {
     let fa = Follower::await_snapshot(a).await;
     assert_eq!(fa.game, fc.game);
     assert_ne!(fa.seat, fc.seat);
-    assert_eq!(fa.snapshot.state.settings(), &l2);
+    assert_eq!(fa.snapshot.view.settings, l2);
     let list = seeks(&mut b).await;
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].player.name, "Ben");
@@ -216,7 +216,7 @@ async fn a_private_game_is_joined_by_its_code() {
     let g = Follower::await_snapshot(guest).await;
     let h = Follower::await_snapshot(host).await;
     assert_eq!(g.game, h.game);
-    assert_eq!(h.snapshot.state.settings(), &settings);
+    assert_eq!(h.snapshot.view.settings, settings);
     // The code is used up.
     other.send(&ClientMessage::JoinCode { code }).await;
     other.expect_error("unknown_code").await;
@@ -281,7 +281,7 @@ async fn a_challenge_is_declined_or_accepted() {
     let fb = Follower::await_snapshot(b).await;
     let fa = Follower::await_snapshot(a).await;
     assert_eq!(fa.game, fb.game);
-    assert_eq!(fa.snapshot.state.settings(), &settings);
+    assert_eq!(fa.snapshot.view.settings, settings);
     let mut a = fa.client;
 
     for (to, code) in [
@@ -410,7 +410,7 @@ async fn a_rematch_swaps_colours() {
     assert_eq!(new_red.seat(), Player::Red);
     assert_eq!(new_red.snapshot.red.name, black_name);
     assert_eq!(new_black.snapshot.black.name, red_name);
-    assert_eq!(new_red.snapshot.state.settings(), &settings);
+    assert_eq!(new_red.snapshot.view.settings, settings);
     let (mut red, mut black) = (new_red, new_black);
     let second = red.game;
     // The first game's rematch is used up.

@@ -61,3 +61,64 @@ fn protocol_doc_names_every_message() {
     }
     assert!(doc.contains(&format!("version {}", protocol::wire::PROTOCOL_VERSION)));
 }
+
+/// Every numeric setting's range, unit and default in `docs/PROTOCOL.md` is the one of
+/// `protocol::settings::RANGES` (which validation and the schema use), and the schema
+/// states the same bounds.
+#[test]
+fn protocol_doc_states_every_settings_range() {
+    let doc = std::fs::read_to_string(docs().join("PROTOCOL.md")).expect("docs/PROTOCOL.md");
+    let schema = protocol::wire::json_schema();
+    for r in protocol::settings::RANGES {
+        let row = format!(
+            "| `{}` | {}..={} | {} | {} | {} |",
+            r.name,
+            r.min,
+            r.max,
+            protocol::settings::UNIT,
+            r.default,
+            if r.player {
+                "yes"
+            } else {
+                "no: fixed by the rules page"
+            },
+        );
+        assert!(
+            doc.lines().any(|l| l.starts_with(&row)),
+            "docs/PROTOCOL.md has no settings row starting with\n{row}"
+        );
+        let (def, field) = match r.name.split_once('.') {
+            Some((_, inner)) => ("GameClock", inner),
+            None => ("Settings", r.name),
+        };
+        let prop = &schema["definitions"][def]["properties"][field];
+        assert_eq!(prop["minimum"], r.min as f64, "{}: {prop}", r.name);
+        assert_eq!(prop["maximum"], r.max as f64, "{}: {prop}", r.name);
+        let player = &schema["definitions"]["PlayerSettings"]["properties"];
+        assert_eq!(
+            player.get(r.name).is_some() || r.name.contains('.'),
+            r.player,
+            "{}: a player's choice in the schema iff in the table",
+            r.name
+        );
+    }
+}
+
+/// Every field of a snapshot's `view` (the stable view of a game) has its row in
+/// `docs/PROTOCOL.md`.
+#[test]
+fn protocol_doc_describes_every_field_of_the_view() {
+    let doc = std::fs::read_to_string(docs().join("PROTOCOL.md")).expect("docs/PROTOCOL.md");
+    let schema = protocol::wire::json_schema();
+    let fields = schema["definitions"]["GameView"]["properties"]
+        .as_object()
+        .expect("GameView has properties");
+    assert!(fields.len() >= 15, "{fields:?}");
+    for field in fields.keys() {
+        let row = format!("| `{field}` |");
+        assert!(
+            doc.lines().any(|l| l.starts_with(&row)),
+            "docs/PROTOCOL.md does not describe view.{field} (a row starting with {row})"
+        );
+    }
+}

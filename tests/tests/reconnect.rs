@@ -24,9 +24,13 @@ async fn wait_gone(f: &mut Follower, player: Player) -> u64 {
     match ev.change {
         Change::Presence {
             grace_until_ms: Some(until),
+            at,
             ..
         } => {
             assert!(until >= ev.now_ms + 500 && until <= ev.now_ms + 700);
+            // The instant it left: the grace runs from it.
+            assert!(at <= ev.now_ms, "{at} after {}", ev.now_ms);
+            assert_eq!(until - at, 600, "the grace runs from the instant `at`");
             until
         }
         other => panic!("expected a grace deadline, got {other:?}"),
@@ -83,8 +87,9 @@ async fn reconnect_resumes_with_no_gap_and_no_duplicate() {
         Change::Presence {
             player: Player::Black,
             connected: true,
-            grace_until_ms: None
-        }
+            grace_until_ms: None,
+            at,
+        } if at <= back.now_ms
     ));
     red.catch_up_to(black.seq).await;
     assert_eq!(black.log, red.log);
@@ -146,7 +151,7 @@ async fn rejoin_with_two_events_missed(server: &TestServer) -> Follower {
     let mut black = Follower::await_snapshot(client).await;
     assert_eq!(black.seat, Some(Player::Black));
     assert_eq!(black.seq, red.seq);
-    assert_eq!(black.snapshot.state.move_count(), 1);
+    assert_eq!(black.snapshot.view.move_count(), 1);
     black.next_event().await; // his return
     red.catch_up_to(black.seq).await;
     let mut replica = red.replica.clone();
@@ -178,8 +183,10 @@ async fn abandonment_after_the_grace() {
     assert_eq!(
         expired.change,
         Change::GraceExpired {
-            player: Player::Black
-        }
+            player: Player::Black,
+            at: until,
+        },
+        "the grace expires at its own instant"
     );
     assert!(expired.now_ms >= until && expired.now_ms < until + 100);
     red.client
@@ -228,7 +235,7 @@ async fn both_gone_ends_the_game() {
         .log
         .iter()
         .filter_map(|e| match e.change {
-            Change::GraceExpired { player } => Some(player),
+            Change::GraceExpired { player, .. } => Some(player),
             _ => None,
         })
         .collect();

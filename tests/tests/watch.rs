@@ -39,7 +39,12 @@ async fn watcher_receives_exactly_the_players_stream() {
     assert_eq!(watcher.seat, None);
     assert_eq!(watcher.seq, red.seq);
     assert_eq!(watcher.snapshot.watchers, 1);
-    assert_eq!(watcher.snapshot.state.move_count(), 3);
+    assert_eq!(watcher.snapshot.view.move_count(), 3);
+    // The replica rebuilt from the snapshot's entries is the players' (brought up to the
+    // snapshot's instant).
+    let mut players = red.replica.clone();
+    players.advance(watcher.replica.now());
+    assert_eq!(watcher.replica, players);
     // The players are told of the watcher.
     for p in [&mut red, &mut black] {
         match p.client.recv().await {
