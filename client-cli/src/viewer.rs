@@ -67,6 +67,7 @@ fn entry_text(kind: &EntryKind, events: &[Event]) -> String {
             }
         }
         EntryKind::Abandon { player } => format!("{player} abandons"),
+        EntryKind::BothAbsent => "both players left".into(),
         EntryKind::Abort { reason } => format!("aborted: {}", words::abort(reason)),
     }
 }

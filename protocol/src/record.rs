@@ -41,6 +41,9 @@ pub enum EntryKind {
     Advance,
     /// The server ended the game for a player who left and did not come back.
     Abandon { player: Player },
+    /// Both players left and neither came back within his grace: decided as at the end
+    /// (or aborted if a player had not moved yet).
+    BothAbsent,
     /// The server called the game off (shutdown).
     Abort { reason: AbortReason },
 }
@@ -69,6 +72,7 @@ impl Entry {
             }
             EntryKind::Advance => Ok(game.advance(self.at_ms)),
             EntryKind::Abandon { player } => Ok(game.abandon(*player, self.at_ms)),
+            EntryKind::BothAbsent => Ok(game.end_both_absent(self.at_ms)),
             EntryKind::Abort { reason } => Ok(game.abort(*reason, self.at_ms)),
         }
     }
@@ -200,7 +204,7 @@ pub enum RecordErrorKind {
     Notation(NotationError),
     #[error("'{0}' is not an instant: expected seconds with at most three decimals, like 12.345")]
     Instant(String),
-    #[error("'{0}' is not an entry: expected red or black (then an action), advance, lag, abandon, abort or end")]
+    #[error("'{0}' is not an entry: expected red or black (then an action), advance, lag, abandon, both-absent, abort or end")]
     Who(String),
     #[error("'{0}' needs {1}")]
     Missing(String, &'static str),
@@ -421,6 +425,7 @@ impl RecordFile {
                     &format!("{} {lag_ms}", player.name()),
                 ),
                 EntryKind::Abandon { player } => line(None, entry.at_ms, "abandon", player.name()),
+                EntryKind::BothAbsent => line(None, entry.at_ms, "both-absent", ""),
                 EntryKind::Abort { reason } => {
                     let words = match reason {
                         AbortReason::Shutdown => "shutdown".to_string(),
@@ -993,6 +998,10 @@ fn parse_record(text: &str) -> Result<(RecordFile, Vec<(Position, String)>), Rec
             "advance" => {
                 no_more(&line, it.next(), "'advance' takes nothing more")?;
                 EntryKind::Advance
+            }
+            "both-absent" => {
+                no_more(&line, it.next(), "'both-absent' takes nothing more")?;
+                EntryKind::BothAbsent
             }
             "abandon" => {
                 let player = parse_player(&line, it.next(), who)?;

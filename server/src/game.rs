@@ -452,17 +452,12 @@ impl GameTask {
                 self.publish_play(now, EntryKind::Abandon { player: p }, events);
             }
         }
-        // Both players gone past their graces: nobody is left to claim. The one who left
-        // first loses, so that no game waits forever.
+        // Both players gone past their graces: nobody is left to claim, so the game is
+        // decided as at the end (or aborted if it had not begun): no game waits forever.
         if let [Some(r), Some(b)] = self.away {
             if r.expired && b.expired && self.game.is_playing() {
-                let loser = if r.left_seq < b.left_seq {
-                    Player::Red
-                } else {
-                    Player::Black
-                };
-                let events = self.game.abandon(loser, now);
-                self.publish_play(now, EntryKind::Abandon { player: loser }, events);
+                let events = self.game.end_both_absent(now);
+                self.publish_play(now, EntryKind::BothAbsent, events);
             }
         }
     }

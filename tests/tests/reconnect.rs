@@ -207,14 +207,27 @@ async fn abandonment_after_the_grace() {
     );
 }
 
-/// Both players gone past their graces: nobody is left to claim, so the server ends the
-/// game as abandoned by the one who left first. A watcher sees it all.
+/// Both players gone past their graces: nobody is left to claim, so the server decides
+/// the game as at the end, on rings. A watcher sees it all.
 #[tokio::test]
 async fn both_gone_ends_the_game() {
     let server = TestServer::start().await;
     let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
     red.act(mv("d1", "d2", true)).await;
     red.until("Red's move", |e| matches!(e, Event::MoveReleased { .. }))
+        .await;
+    // Black moves without dropping a ring: Red has one ring fewer.
+    black.act(mv("a1", "b1", false)).await;
+    black
+        .until("Black's move", |e| {
+            matches!(
+                e,
+                Event::MoveReleased {
+                    player: Player::Black,
+                    ..
+                }
+            )
+        })
         .await;
     let mut viewer = Client::new_player(&server, "Viewer").await;
     viewer
@@ -242,10 +255,12 @@ async fn both_gone_ends_the_game() {
     assert_eq!(expired, vec![Player::Black, Player::Red]);
     assert!(matches!(
         &ev.change,
-        Change::Play { entry, .. } if entry.kind == protocol::record::EntryKind::Abandon { player: Player::Black }
+        Change::Play { entry, .. } if entry.kind == protocol::record::EntryKind::BothAbsent
     ));
     let Event::GameEnded { outcome, .. } = ended else {
         unreachable!()
     };
-    assert_eq!(outcome.winner, Some(Player::Red));
+    assert_eq!(outcome.winner, Some(Player::Red), "{outcome:?}");
+    assert_eq!(outcome.reason, protocol::game::EndReason::BothAbsent);
+    assert_eq!((outcome.rings.red, outcome.rings.black), (31, 32));
 }
