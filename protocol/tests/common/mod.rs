@@ -2,6 +2,8 @@
 //! and `benches/engine.rs`.
 #![allow(dead_code)]
 
+pub mod lagsim;
+
 use protocol::game::{Action, Event, Game};
 use rand::rngs::SmallRng;
 use rand::Rng;

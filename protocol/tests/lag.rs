@@ -1,0 +1,147 @@
+//! Lag compensation in the engine: deadlines that judge a player wait out his
+//! compensation, sand does not, and the quota bounds what lag can buy.
+
+mod common;
+
+use common::lagsim::simulate;
+use protocol::game::{Action, Event, Game, Player};
+use protocol::lag::{QUOTA_CAP_MS, QUOTA_GAIN_MS, QUOTA_START_MS};
+use protocol::record::{Entry, EntryKind, Record};
+use protocol::settings::{Level, Settings};
+use protocol::Square;
+
+fn mv(from: &str, to: &str) -> Action {
+    Action::Move {
+        from: from.parse::<Square>().unwrap(),
+        to: to.parse::<Square>().unwrap(),
+        drop: true,
+    }
+}
+
+#[test]
+fn the_timer_judging_a_lagged_player_waits_out_his_compensation() {
+    let mut game = Game::new(Settings::level(Level::Three));
+    game.set_lag(Player::Red, 300);
+    game.apply(Player::Black, Action::Flip, 100).unwrap();
+    // Nominally the timer runs out at 15,100; Red's 300 ms push it to 15,400.
+    assert_eq!(game.next_deadline(), Some(15_400));
+    let events = game.apply(Player::Red, mv("d1", "d2"), 15_350).unwrap();
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::LagCompensated {
+                player: Player::Red,
+                comp_ms: 251,
+                at: 15_350
+            }
+        )),
+        "{events:?}"
+    );
+    let credit = game.credit(Player::Red);
+    assert_eq!(credit.quota_ms, QUOTA_START_MS - 251 + QUOTA_GAIN_MS);
+    assert_eq!(credit.used_ms, 251);
+    // Only what was needed is charged: a move in time costs nothing.
+    game.apply(Player::Black, mv("a1", "b1"), 15_400).unwrap();
+    let events = game.apply(Player::Red, mv("g4", "g3"), 16_000).unwrap();
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Event::LagCompensated { .. })));
+}
+
+#[test]
+fn without_lag_the_same_answer_is_too_late() {
+    let mut game = Game::new(Settings::level(Level::Three));
+    game.apply(Player::Black, Action::Flip, 100).unwrap();
+    assert_eq!(game.next_deadline(), Some(15_100));
+    let err = game.apply(Player::Red, mv("d1", "d2"), 15_350).unwrap_err();
+    assert_eq!(err.code(), "not_your_turn");
+}
+
+#[test]
+fn sand_is_never_compensated() {
+    let settings = Settings::blitz(Level::Two);
+    let mut lagged = Game::new(settings.clone());
+    lagged.set_lag(Player::Red, 2_000);
+    let mut plain = Game::new(settings);
+    for g in [&mut lagged, &mut plain] {
+        g.apply(Player::Red, mv("d1", "d2"), 10).unwrap();
+    }
+    // Red's glass dies 3 s after its flip for everyone, lag or not.
+    let death = |g: &mut Game| {
+        g.advance(10_000)
+            .into_iter()
+            .find_map(|e| match e {
+                Event::HourglassDied { at, .. } => Some(at),
+                _ => None,
+            })
+            .expect("a death")
+    };
+    assert_eq!(death(&mut lagged), 3_010);
+    assert_eq!(death(&mut plain), 3_010);
+}
+
+#[test]
+fn an_honest_round_trip_of_300_ms_loses_no_turn() {
+    for turn in simulate(300, 100, 30) {
+        assert!(!turn.forfeited, "{turn:?}");
+        assert!(turn.comp_ms > 0 && turn.comp_ms <= 300, "{turn:?}");
+    }
+}
+
+#[test]
+fn a_faked_lag_buys_at_most_the_quota() {
+    // Two seconds of (faked) round trip, answering a second after the timer ran out: the
+    // quota covers that once, then the turns lapse (and three in a row lose the game).
+    let turns = simulate(2_000, 1_000, 20);
+    assert!(turns.len() >= 2, "{turns:?}");
+    assert!(turns[0].comp_ms > 1_000 && !turns[0].forfeited, "{turns:?}");
+    for (i, t) in turns.iter().enumerate() {
+        assert!(t.comp_ms <= QUOTA_CAP_MS, "turn {i}: {t:?}");
+        assert!(t.quota_after_ms <= QUOTA_CAP_MS);
+    }
+    let used: u64 = turns.iter().map(|t| t.comp_ms).sum();
+    let moves = turns.iter().filter(|t| !t.forfeited).count() as u64;
+    assert!(
+        used <= QUOTA_START_MS + QUOTA_GAIN_MS * moves,
+        "used {used}"
+    );
+    assert!(
+        turns.iter().any(|t| t.forfeited),
+        "a second late cannot be covered turn after turn"
+    );
+}
+
+#[test]
+fn a_record_with_lag_entries_replays_to_the_same_judgement() {
+    let settings = Settings::level(Level::Three);
+    let entries = vec![
+        Entry {
+            at_ms: 50,
+            kind: EntryKind::Lag {
+                player: Player::Red,
+                lag_ms: 300,
+            },
+        },
+        Entry {
+            at_ms: 100,
+            kind: EntryKind::act(Player::Black, Action::Flip),
+        },
+        Entry {
+            at_ms: 15_350,
+            kind: EntryKind::act(Player::Red, mv("d1", "d2")),
+        },
+    ];
+    let record = Record {
+        settings,
+        entries,
+        ..Record::default()
+    };
+    let game = record.replay().expect("replays");
+    assert_eq!(game.moves_made(Player::Red), 1);
+    assert_eq!(game.credit(Player::Red).used_ms, 251);
+    // Its text form keeps the lag entry, so it replays the same.
+    let text = record.to_text();
+    assert!(text.contains("lag"), "{text}");
+    let back = Record::parse(&text).expect("parses");
+    assert_eq!(back.replay().expect("replays"), game);
+}
