@@ -9,8 +9,6 @@ use protocol::settings::{Level, Settings};
 /// What one of Red's turns came to.
 #[derive(Clone, Copy, Debug)]
 pub struct RedTurn {
-    /// When the server received Red's move, ms after the flip.
-    pub after_flip_ms: u64,
     pub comp_ms: u64,
     pub quota_after_ms: u64,
     /// The timer forfeited the turn before the move arrived.
@@ -90,7 +88,6 @@ pub fn simulate(lag_ms: u64, margin_ms: u64, turns: usize) -> Vec<RedTurn> {
             "{result:?} {events:?}"
         );
         out.push(RedTurn {
-            after_flip_ms: arrives - flip_at,
             comp_ms,
             quota_after_ms: game.credit(Player::Red).quota_ms,
             forfeited,
