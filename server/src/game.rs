@@ -183,9 +183,15 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         .games_started
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let seekers = [(Player::Red, red), (Player::Black, black)];
-    // Both seats' lags, when already measured, go into both snapshots.
+    // Both seats' lags, when already measured, go into both snapshots and into the engine
+    // from the first instant (recorded entries, as every later change is).
     for (seat, seeker) in &seekers {
-        task.lag_ms[seat.index()] = seeker.peer.seated.lag();
+        if let Some(lag_ms) = seeker.peer.seated.lag() {
+            task.lag_ms[seat.index()] = Some(lag_ms);
+            task.game.set_lag(*seat, lag_ms);
+            let player = *seat;
+            task.publish_play(0, EntryKind::Lag { player, lag_ms }, Vec::new());
+        }
         seeker.peer.seated.add(id);
     }
     for (seat, seeker) in seekers {

@@ -17,6 +17,8 @@ use tokio::sync::oneshot;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
+pub mod proxy;
+
 /// How long any single await may take before the test fails instead of hanging.
 pub const WAIT: Duration = Duration::from_secs(10);
 
@@ -119,7 +121,13 @@ pub async fn within<T>(what: &str, fut: impl std::future::Future<Output = T>) ->
 impl Client {
     /// Connects without saying hello.
     pub async fn connect(server: &TestServer) -> Client {
-        let (ws, _) = within("connect", tokio_tungstenite::connect_async(server.ws_url()))
+        Client::connect_to(server.addr).await
+    }
+
+    /// Connects to a server (or a proxy in front of one) at `addr`, without saying hello.
+    pub async fn connect_to(addr: SocketAddr) -> Client {
+        let url = format!("ws://{addr}/ws");
+        let (ws, _) = within("connect", tokio_tungstenite::connect_async(url))
             .await
             .expect("websocket connect");
         Client {
@@ -133,7 +141,12 @@ impl Client {
 
     /// Connects and says hello as a new player.
     pub async fn new_player(server: &TestServer, name: &str) -> Client {
-        let mut c = Client::connect(server).await;
+        Client::new_player_at(server.addr, name).await
+    }
+
+    /// Connects to `addr` and says hello as a new player.
+    pub async fn new_player_at(addr: SocketAddr, name: &str) -> Client {
+        let mut c = Client::connect_to(addr).await;
         c.send(&ClientMessage::Hello {
             version: PROTOCOL_VERSION,
             name: Some(name.into()),
