@@ -164,6 +164,7 @@ async fn a_client_claiming_two_seconds_of_lag_gains_nothing_beyond_the_measured_
         lag_ms: Some(2_000),
     })
     .await;
+    assert!(matches!(liar.recv().await, ServerMessage::Pong { .. }));
     let near = Client::new_player(&server, "Near").await;
     let rtt = measured(&mut liar, 0).await;
     assert!(rtt < 200, "the liar's estimate is the server's: {rtt}");
