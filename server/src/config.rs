@@ -25,6 +25,14 @@ pub struct Config {
     /// Messages waiting for one connection's socket; a connection whose queue is full is
     /// cut off (it stopped reading).
     pub outbound_queue: usize,
+    /// At most this many of a connection's queued messages may come from games it only
+    /// watches (the rest of `outbound_queue` is kept for its own games and answers): a
+    /// watcher this far behind is dropped from the game, told why, and closed unless it
+    /// has a seat somewhere.
+    pub watch_backlog: usize,
+    /// Watcher counts go out at most this often per game (changes in between are
+    /// coalesced into one count).
+    pub watchers_interval: Duration,
     /// Commands waiting for one game task; beyond it a command is refused with `game_busy`.
     pub game_queue: usize,
     /// Events kept per game for reconnects: at most this many...
@@ -76,7 +84,9 @@ impl Default for Config {
             max_strikes: 10,
             strike_window: Duration::from_secs(10),
             max_conns_per_ip: 16,
-            outbound_queue: 128,
+            outbound_queue: 256,
+            watch_backlog: 128,
+            watchers_interval: Duration::from_millis(500),
             game_queue: 256,
             history: 256,
             history_bytes: 8 * 1024,

@@ -62,6 +62,8 @@ impl Kill {
 
 /// Close code for a client that stopped reading.
 pub const CLOSE_SLOW: u16 = 1008;
+/// Close reason for a watcher (with no seat anywhere) that did not keep up with a game.
+pub const CLOSE_FELL_BEHIND: &str = "too slow: fell behind a watched game";
 
 /// The sending side of one connection: a bounded queue of ready-made text frames. Nobody
 /// ever waits on it: when it is full, the connection is cut off.
@@ -136,9 +138,37 @@ impl Peer {
         self.send(encode(msg))
     }
 
+    /// Queues a frame of a game this connection watches, unless `backlog` frames already
+    /// wait: the rest of the queue is kept for the connection's own traffic (its seats,
+    /// its answers), so that other people's games can never fill it.
+    pub fn send_watched(&self, text: Utf8Bytes, backlog: usize) -> Delivery {
+        if self.is_gone() {
+            return Delivery::Gone;
+        }
+        let waiting = self.tx.max_capacity() - self.tx.capacity();
+        if waiting >= backlog.min(self.tx.max_capacity()) {
+            return Delivery::Behind;
+        }
+        if self.send(text) {
+            Delivery::Sent
+        } else {
+            Delivery::Gone
+        }
+    }
+
     pub fn is_gone(&self) -> bool {
         self.tx.is_closed() || self.kill.reason().is_some()
     }
+}
+
+/// What became of a frame for a watcher.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    Sent,
+    /// Too many of the connection's frames wait: it does not keep up.
+    Behind,
+    /// The connection is gone or was cut off.
+    Gone,
 }
 
 /// Serialises a message once, for any number of sockets.

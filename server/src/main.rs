@@ -46,8 +46,15 @@ struct Args {
     #[arg(long, env = "TAMSK_MAX_CONNS_PER_IP", default_value_t = 16)]
     max_conns_per_ip: usize,
     /// Frames queued per connection before a client that stopped reading is cut off.
-    #[arg(long, env = "TAMSK_OUTBOUND_QUEUE", default_value_t = 128)]
+    #[arg(long, env = "TAMSK_OUTBOUND_QUEUE", default_value_t = 256)]
     outbound_queue: usize,
+    /// Of those, at most this many from games the connection only watches: a watcher
+    /// further behind is dropped from the game (and closed unless it has a seat).
+    #[arg(long, env = "TAMSK_WATCH_BACKLOG", default_value_t = 128)]
+    watch_backlog: usize,
+    /// Watcher counts go out at most this often per game.
+    #[arg(long, env = "TAMSK_WATCHERS_INTERVAL_MS", default_value_t = 500)]
+    watchers_interval_ms: u64,
     /// Events kept per game for reconnects.
     #[arg(long, env = "TAMSK_HISTORY", default_value_t = 256)]
     history: usize,
@@ -82,6 +89,8 @@ async fn main() -> anyhow::Result<()> {
         rate_burst: args.rate_burst,
         max_conns_per_ip: args.max_conns_per_ip,
         outbound_queue: args.outbound_queue,
+        watch_backlog: args.watch_backlog,
+        watchers_interval: Duration::from_millis(args.watchers_interval_ms),
         history: args.history,
         history_bytes: args.history_bytes,
         ping_interval: Duration::from_millis(args.ping_interval_ms),

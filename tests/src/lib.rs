@@ -246,10 +246,31 @@ impl Client {
 
     /// Reads until the connection closes; returns the close frame's code if any.
     pub async fn closed(&mut self) -> Option<u16> {
+        self.closed_with().await.map(|(code, _)| code)
+    }
+
+    /// Reads until the connection closes; returns the close frame's code and reason.
+    pub async fn closed_with(&mut self) -> Option<(u16, String)> {
         loop {
-            match within("close", self.ws.next()).await {
-                None | Some(Err(_)) => return None,
-                Some(Ok(Message::Close(frame))) => return frame.map(|f| u16::from(f.code)),
+            if let Err(close) = self.recv_or_close().await {
+                return close;
+            }
+        }
+    }
+
+    /// The next message (lobby ones included, as they come), or how the connection
+    /// ended: the close frame's code and reason, `None` if it ended without one.
+    pub async fn recv_or_close(&mut self) -> Result<ServerFrame, Option<(u16, String)>> {
+        loop {
+            match within("a message or the close", self.ws.next()).await {
+                None | Some(Err(_)) => return Err(None),
+                Some(Ok(Message::Close(frame))) => {
+                    return Err(frame.map(|f| (u16::from(f.code), f.reason.to_string())))
+                }
+                Some(Ok(Message::Text(text))) => {
+                    return Ok(serde_json::from_str(text.as_str())
+                        .unwrap_or_else(|e| panic!("bad server message {text}: {e}")))
+                }
                 Some(Ok(_)) => continue,
             }
         }
