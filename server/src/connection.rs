@@ -20,11 +20,58 @@ use crate::hub::{encode, Hub, Kill, Peer, PlayerRec, Seeker};
 use crate::limits::{validate_name, IpGuard, Limiter, Verdict};
 use crate::lobby::{Refusal, SeekResult};
 
-/// Close codes.
+/// Close codes (RFC 6455, 7.4.1).
 const CLOSE_NORMAL: u16 = 1000;
 const CLOSE_GOING_AWAY: u16 = 1001;
+const CLOSE_PROTOCOL: u16 = 1002;
+const CLOSE_UNSUPPORTED: u16 = 1003;
+const CLOSE_INVALID: u16 = 1007;
 const CLOSE_POLICY: u16 = 1008;
 const CLOSE_TOO_BIG: u16 = 1009;
+/// Not a code on the wire: the client closed, and its close frame is echoed.
+pub const CLOSE_ECHO: u16 = 0;
+
+/// A breach of the websocket protocol or of "JSON text only": the connection is closed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Violation {
+    /// Over the hard message limit: 1009.
+    TooBig,
+    /// A binary frame: 1003.
+    Binary,
+    /// A text frame that is not UTF-8: 1007.
+    NotUtf8,
+    /// Text that is not JSON: 1007.
+    NotJson(String),
+    /// Anything else the websocket layer refused (bad framing, masking, opcodes): 1002.
+    Protocol,
+}
+
+impl Violation {
+    /// What a read error of the websocket layer means, if it is the client's doing (not a
+    /// reset or an end of stream).
+    pub fn of_read_error(text: &str) -> Option<Violation> {
+        if text.contains("Space limit exceeded") || text.contains("too long") {
+            Some(Violation::TooBig)
+        } else if text.contains("UTF-8") || text.contains("utf-8") {
+            Some(Violation::NotUtf8)
+        } else if text.contains("protocol error") {
+            Some(Violation::Protocol)
+        } else {
+            None
+        }
+    }
+
+    /// The close frame: code and reason.
+    pub fn close(&self) -> (u16, &'static str) {
+        match self {
+            Violation::TooBig => (CLOSE_TOO_BIG, "message too big"),
+            Violation::Binary => (CLOSE_UNSUPPORTED, "binary frames are not accepted"),
+            Violation::NotUtf8 => (CLOSE_INVALID, "invalid payload: text is not UTF-8"),
+            Violation::NotJson(_) => (CLOSE_INVALID, "invalid payload: not JSON"),
+            Violation::Protocol => (CLOSE_PROTOCOL, "websocket protocol error"),
+        }
+    }
+}
 
 /// The `type` tags a client may send; anything else is `unknown_message`.
 pub const CLIENT_TYPES: [&str; 22] = [
@@ -138,6 +185,12 @@ async fn write_loop(
         tokio::select! {
             biased;
             reason = kill.killed() => {
+                if reason.code == CLOSE_ECHO {
+                    // The client closed: flushing sends the echo the websocket layer
+                    // queued (nothing else may be sent after a close).
+                    let _ = tokio::time::timeout(Duration::from_secs(1), sink.close()).await;
+                    return;
+                }
                 let frame = Message::Close(Some(CloseFrame {
                     code: reason.code,
                     reason: Utf8Bytes::from_static(reason.reason),
@@ -218,10 +271,8 @@ impl Conn {
                         None => return,
                         Some(Err(e)) => {
                             tracing::debug!(conn = self.peer.conn, error = %e, "read error");
-                            let text = e.to_string();
-                            if text.contains("Space limit exceeded") || text.contains("too long") || text.contains("Capacity") || text.contains("size") {
-                                self.error("frame_too_large", format!("message over the hard limit of {} bytes: closing", config.hard_max_message_bytes), None);
-                                kill.kill(CLOSE_TOO_BIG, "message too big");
+                            if let Some(violation) = Violation::of_read_error(&e.to_string()) {
+                                self.violation(violation);
                             }
                             return;
                         }
@@ -233,16 +284,50 @@ impl Conn {
                                 // connection's task (it was most of its 3.2 KB).
                                 Message::Text(text) => Box::pin(self.text(text.as_str(), received)).await,
                                 Message::Binary(_) => {
-                                    self.error("binary_frame", "frames must be JSON text", None)
+                                    self.violation(Violation::Binary);
+                                    return;
                                 }
-                                Message::Close(_) => return,
-                                Message::Ping(_) | Message::Pong(_) => {}
+                                Message::Close(_) => {
+                                    // The websocket layer queued the echo of the client's
+                                    // close frame; the writer sends it.
+                                    kill.kill(CLOSE_ECHO, "");
+                                    return;
+                                }
+                                // Answered by the websocket layer, but still traffic.
+                                Message::Ping(_) | Message::Pong(_) => {
+                                    let verdict = self.limiter.message();
+                                    self.rate_verdict(verdict);
+                                }
                             }
                         }
                     }
                 }
             }
         }
+    }
+
+    /// Tells the client what it did wrong, then closes with the code RFC 6455 gives it.
+    fn violation(&self, violation: Violation) {
+        let config = &self.hub.config;
+        let (code, message) = match &violation {
+            Violation::TooBig => (
+                "frame_too_large",
+                format!(
+                    "message over the hard limit of {} bytes: closing",
+                    config.hard_max_message_bytes
+                ),
+            ),
+            Violation::Binary => (
+                "binary_frame",
+                "frames must be JSON text; binary frames are not accepted: closing".into(),
+            ),
+            Violation::NotUtf8 => ("bad_utf8", "a text frame must be UTF-8: closing".into()),
+            Violation::NotJson(why) => ("bad_json", format!("malformed JSON: {why}: closing")),
+            Violation::Protocol => ("protocol_error", "websocket protocol error: closing".into()),
+        };
+        self.error(code, message, None);
+        let (close, reason) = violation.close();
+        self.peer.kill.kill(close, reason);
     }
 
     fn ping(&mut self) {
@@ -279,8 +364,22 @@ impl Conn {
         } else {
             self.limiter.message()
         };
+        if !self.rate_verdict(verdict) {
+            return;
+        }
+        match parse(text) {
+            Ok(msg) => self.handle(msg, received).await,
+            Err(("bad_json", why)) => {
+                self.violation(Violation::NotJson(why));
+            }
+            Err((code, message)) => self.error(code, message, None),
+        }
+    }
+
+    /// Acts on the rate limiter's verdict on a message; true if it may be handled.
+    fn rate_verdict(&self, verdict: Verdict) -> bool {
         match verdict {
-            Verdict::Allow => {}
+            Verdict::Allow => true,
             Verdict::Refuse => {
                 self.error(
                     "rate_limited",
@@ -290,7 +389,7 @@ impl Conn {
                     ),
                     None,
                 );
-                return;
+                false
             }
             Verdict::Close => {
                 self.error(
@@ -301,12 +400,8 @@ impl Conn {
                 self.peer
                     .kill
                     .kill(CLOSE_POLICY, "too many refused messages");
-                return;
+                false
             }
-        }
-        match parse(text) {
-            Ok(msg) => self.handle(msg, received).await,
-            Err((code, message)) => self.error(code, message, None),
         }
     }
 

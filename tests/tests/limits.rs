@@ -46,17 +46,11 @@ async fn oversized_frames() {
                     // Over the hard limit: an error if it can be sent, and the connection is closed.
     let huge = format!(r#"{{"type":"ping","pad":"{}"}}"#, "x".repeat(20_000));
     c.send_raw(&huge).await;
-    let mut saw_error = false;
-    loop {
-        match c.recv_frame().await {
-            Some(ServerMessage::Error { code, .. }) if code == "frame_too_large" => {
-                saw_error = true
-            }
-            Some(other) => panic!("unexpected {other:?}"),
-            None => break,
-        }
-    }
-    assert!(saw_error, "told why before the close");
+    c.expect_error("frame_too_large").await;
+    assert_eq!(
+        c.closed_with().await,
+        Some((1009, "message too big".into()))
+    );
     game_unharmed(&mut red, &mut black).await;
 }
 
@@ -92,17 +86,43 @@ async fn message_rate_limit() {
     for _ in 0..20 {
         c.send(&ClientMessage::Ping { client_ms: None }).await;
     }
-    let mut abuse = false;
+    expect_abuse_close(&mut c).await;
+    game_unharmed(&mut red, &mut black).await;
+}
+
+/// Reads rate-limit errors and pongs until the `abuse` error, then expects the close.
+async fn expect_abuse_close(c: &mut Client) {
     loop {
-        match c.recv_frame().await {
-            Some(ServerMessage::Error { code, .. }) if code == "abuse" => abuse = true,
-            Some(ServerMessage::Error { code, .. }) if code == "rate_limited" => {}
-            Some(ServerMessage::Pong { .. }) => {}
-            Some(other) => panic!("unexpected {other:?}"),
-            None => break,
+        match c.recv_or_close().await {
+            Ok(ServerFrame::Message(ServerMessage::Error { code, .. })) if code == "abuse" => break,
+            Ok(ServerFrame::Message(ServerMessage::Error { code, .. }))
+                if code == "rate_limited" => {}
+            Ok(ServerFrame::Message(ServerMessage::Pong { .. })) => {}
+            other => panic!("unexpected {other:?}"),
         }
     }
-    assert!(abuse, "told why before the close");
+    assert_eq!(
+        c.closed_with().await,
+        Some((1008, "too many refused messages".into()))
+    );
+}
+
+/// Websocket pings and pongs are traffic like any message: a flood of them is refused and
+/// closed (before: 30,000 a second were answered).
+#[tokio::test]
+async fn websocket_pings_count_against_the_rate() {
+    use futures::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let server = TestServer::start_with(limited()).await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let mut c = Client::new_player(&server, "Pinger").await;
+    for _ in 0..20 {
+        within("ping", c.ws.feed(Message::Ping(vec![7u8].into())))
+            .await
+            .unwrap();
+    }
+    within("flush", c.ws.flush()).await.unwrap();
+    expect_abuse_close(&mut c).await;
     game_unharmed(&mut red, &mut black).await;
 }
 
@@ -424,9 +444,10 @@ async fn watcher_crowd_never_knocks_players_off() {
     let c = watcher_crowd(300, Duration::ZERO).await;
     report(300, &c);
     assert_eq!(c.followed + c.dropped, 300);
-    // Generous for a debug build beside other tests; the release figures are in
-    // docs/OPERATIONS.md.
-    assert!(c.p99 < Duration::from_millis(200), "p99 {:?}", c.p99);
+    // Only a sanity bound: a debug build, 300 clients in the same process and other tests
+    // beside it. The latency target (p99 ≤ 20 ms) is checked by `watcher_crowd_1000` in a
+    // release build; its figures are in docs/OPERATIONS.md.
+    assert!(c.p99 < Duration::from_secs(1), "p99 {:?}", c.p99);
 }
 
 /// The full-size run (release build): `cargo test --release -p tamsk-tests --test limits
