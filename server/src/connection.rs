@@ -2,6 +2,7 @@
 //! the connection's bounded outbound queue to the socket from a separate task.
 
 use std::collections::HashSet;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -123,6 +124,8 @@ pub async fn refuse(mut socket: WebSocket, code: &'static str, message: &'static
 
 struct Conn {
     hub: Arc<Hub>,
+    /// The client's address: its budgets are shared by all its connections.
+    ip: IpAddr,
     peer: Peer,
     me: Option<Arc<PlayerRec>>,
     games: HashSet<GameId>,
@@ -133,7 +136,7 @@ struct Conn {
 }
 
 /// Serves one upgraded websocket until it closes.
-pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
+pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard, addr: SocketAddr) {
     let config = hub.config.clone();
     let (sink, stream) = socket.split();
     let (tx, rx) = mpsc::channel(config.outbound_queue.max(1));
@@ -147,6 +150,7 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
     let writer = tokio::spawn(write_loop(sink, rx, kill.clone()));
     let mut conn = Conn {
         hub: hub.clone(),
+        ip: addr.ip(),
         peer,
         me: None,
         games: HashSet::new(),
@@ -295,7 +299,7 @@ impl Conn {
                                 }
                                 // Answered by the websocket layer, but still traffic.
                                 Message::Ping(_) | Message::Pong(_) => {
-                                    let verdict = self.limiter.message();
+                                    let verdict = self.count_message();
                                     self.rate_verdict(verdict);
                                 }
                             }
@@ -362,7 +366,7 @@ impl Conn {
             // through one message per ping at most.
             Verdict::Allow
         } else {
-            self.limiter.message()
+            self.count_message()
         };
         if !self.rate_verdict(verdict) {
             return;
@@ -376,6 +380,14 @@ impl Conn {
         }
     }
 
+    /// Counts a message against the connection's rate and its address's budget.
+    fn count_message(&mut self) -> Verdict {
+        match self.limiter.message() {
+            Verdict::Allow if !self.hub.budgets.messages.take(self.ip) => self.limiter.strike(),
+            verdict => verdict,
+        }
+    }
+
     /// Acts on the rate limiter's verdict on a message; true if it may be handled.
     fn rate_verdict(&self, verdict: Verdict) -> bool {
         match verdict {
@@ -384,8 +396,9 @@ impl Conn {
                 self.error(
                     "rate_limited",
                     format!(
-                        "too many messages: at most {} per second (bursts of {}); this one was dropped",
-                        self.hub.config.rate_per_sec, self.hub.config.rate_burst
+                        "too many messages: at most {} per second per connection (bursts of {}) and {} per address (bursts of {}); this one was dropped",
+                        self.hub.config.rate_per_sec, self.hub.config.rate_burst,
+                        self.hub.config.ip_rate_per_sec, self.hub.config.ip_rate_burst
                     ),
                     None,
                 );
@@ -659,6 +672,17 @@ impl Conn {
             (None, Some(name)) => {
                 if let Err(why) = validate_name(&name) {
                     self.error("bad_name", why, None);
+                    return;
+                }
+                if !self.hub.budgets.registrations.take(self.ip) {
+                    self.error(
+                        "registering_too_fast",
+                        format!(
+                            "too many new players from your address: at most {} a minute (bursts of {}); come back with your token, or try again later",
+                            self.hub.config.ip_register_per_min, self.hub.config.ip_register_burst
+                        ),
+                        None,
+                    );
                     return;
                 }
                 match self.hub.register(name).await {

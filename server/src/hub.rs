@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, watch, Notify};
 
 use crate::config::Config;
 use crate::game::GameCmd;
-use crate::limits::ConnCounter;
+use crate::limits::{AddressBudget, Connections};
 use crate::lobby::Lobby;
 use crate::store::{token_hash, PlayerRow, Store};
 
@@ -194,6 +194,40 @@ pub struct Seeker {
     pub peer: Peer,
 }
 
+/// Per-address budgets (see [`Config`]).
+pub struct Budgets {
+    pub messages: AddressBudget,
+    pub connections: AddressBudget,
+    pub registrations: AddressBudget,
+    pub http: AddressBudget,
+}
+
+impl Budgets {
+    fn new(config: &Config) -> Budgets {
+        Budgets {
+            messages: AddressBudget::per_second(config.ip_rate_per_sec, config.ip_rate_burst),
+            connections: AddressBudget::per_minute(config.ip_conn_per_min, config.ip_conn_burst),
+            registrations: AddressBudget::per_minute(
+                config.ip_register_per_min,
+                config.ip_register_burst,
+            ),
+            http: AddressBudget::per_second(config.http_rate_per_sec, config.http_rate_burst),
+        }
+    }
+
+    /// Forgets the addresses whose budgets are full again.
+    pub fn forget_idle(&self) {
+        for b in [
+            &self.messages,
+            &self.connections,
+            &self.registrations,
+            &self.http,
+        ] {
+            b.forget_idle();
+        }
+    }
+}
+
 pub struct Hub {
     pub config: Config,
     pub store: Store,
@@ -204,7 +238,9 @@ pub struct Hub {
     pub(crate) lobby: Mutex<Lobby>,
     pub(crate) next_game: AtomicU64,
     next_conn: AtomicU64,
-    pub conns: Arc<ConnCounter>,
+    pub conns: Connections,
+    /// What each client address may do, over all its connections.
+    pub budgets: Budgets,
     /// Tells connections to close (after the games were aborted).
     pub shutdown: watch::Receiver<bool>,
     /// Tells game tasks to abort.
@@ -269,6 +305,7 @@ impl Hub {
         } else {
             None
         };
+        let budgets = Budgets::new(&config);
         Hub {
             alarms,
             bot,
@@ -285,7 +322,8 @@ impl Hub {
             lobby: Mutex::new(Lobby::default()),
             next_game: AtomicU64::new(first_game.max(1)),
             next_conn: AtomicU64::new(1),
-            conns: Arc::new(ConnCounter::default()),
+            conns: Connections::default(),
+            budgets,
             shutdown,
             _alive: alive,
         }

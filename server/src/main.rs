@@ -61,6 +61,34 @@ struct Args {
     /// Bytes of events kept per game for reconnects (the latest is always kept).
     #[arg(long, env = "TAMSK_HISTORY_BYTES", default_value_t = 8 * 1024)]
     history_bytes: usize,
+    /// Open connections in all; the last --connection-reserve of them answer only /healthz.
+    #[arg(long, env = "TAMSK_MAX_CONNECTIONS", default_value_t = 16_384)]
+    max_connections: usize,
+    #[arg(long, env = "TAMSK_CONNECTION_RESERVE", default_value_t = 64)]
+    connection_reserve: usize,
+    /// A request head must arrive within this long (also the idle keep-alive timeout).
+    #[arg(long, env = "TAMSK_HTTP_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    http_header_timeout_ms: u64,
+    /// HTTP requests per address per second (not /healthz), and their burst.
+    #[arg(long, env = "TAMSK_HTTP_RATE_PER_SEC", default_value_t = 20)]
+    http_rate_per_sec: u32,
+    #[arg(long, env = "TAMSK_HTTP_RATE_BURST", default_value_t = 40)]
+    http_rate_burst: u32,
+    /// New connections per address per minute, and their burst.
+    #[arg(long, env = "TAMSK_IP_CONN_PER_MIN", default_value_t = 120)]
+    ip_conn_per_min: u32,
+    #[arg(long, env = "TAMSK_IP_CONN_BURST", default_value_t = 60)]
+    ip_conn_burst: u32,
+    /// Messages per address per second over all its connections, and their burst.
+    #[arg(long, env = "TAMSK_IP_RATE_PER_SEC", default_value_t = 60)]
+    ip_rate_per_sec: u32,
+    #[arg(long, env = "TAMSK_IP_RATE_BURST", default_value_t = 120)]
+    ip_rate_burst: u32,
+    /// New players per address per minute, and their burst.
+    #[arg(long, env = "TAMSK_IP_REGISTER_PER_MIN", default_value_t = 10)]
+    ip_register_per_min: u32,
+    #[arg(long, env = "TAMSK_IP_REGISTER_BURST", default_value_t = 20)]
+    ip_register_burst: u32,
     /// Lag-measuring ping interval.
     #[arg(long, env = "TAMSK_PING_INTERVAL_MS", default_value_t = 5_000)]
     ping_interval_ms: u64,
@@ -88,6 +116,17 @@ async fn main() -> anyhow::Result<()> {
         rate_per_sec: args.rate_per_sec,
         rate_burst: args.rate_burst,
         max_conns_per_ip: args.max_conns_per_ip,
+        max_connections: args.max_connections,
+        connection_reserve: args.connection_reserve,
+        http_header_timeout: Duration::from_millis(args.http_header_timeout_ms),
+        http_rate_per_sec: args.http_rate_per_sec,
+        http_rate_burst: args.http_rate_burst,
+        ip_conn_per_min: args.ip_conn_per_min,
+        ip_conn_burst: args.ip_conn_burst,
+        ip_rate_per_sec: args.ip_rate_per_sec,
+        ip_rate_burst: args.ip_rate_burst,
+        ip_register_per_min: args.ip_register_per_min,
+        ip_register_burst: args.ip_register_burst,
         outbound_queue: args.outbound_queue,
         watch_backlog: args.watch_backlog,
         watchers_interval: Duration::from_millis(args.watchers_interval_ms),

@@ -34,6 +34,16 @@ pub fn test_config() -> Config {
         drain: Duration::ZERO,
         ping_interval: Duration::from_secs(3600),
         idle_timeout: Duration::from_secs(3600),
+        // Every test client comes from 127.0.0.1: the per-address budgets are tested on
+        // their own (tests/limits.rs).
+        ip_conn_per_min: 1_000_000,
+        ip_conn_burst: 100_000,
+        ip_rate_per_sec: 1_000_000,
+        ip_rate_burst: 100_000,
+        ip_register_per_min: 1_000_000,
+        ip_register_burst: 100_000,
+        http_rate_per_sec: 1_000_000,
+        http_rate_burst: 100_000,
         ..Config::default()
     }
 }
@@ -536,10 +546,27 @@ pub async fn get_json(addr: SocketAddr, path: &str) -> serde_json::Value {
 
 /// A plain HTTP/1.1 GET over a real socket, with an optional `Accept` header.
 pub async fn http_get(addr: SocketAddr, path: &str, accept: Option<&str>) -> HttpResponse {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = within("http connect", TcpStream::connect(addr))
+    let s = within("http connect", TcpStream::connect(addr))
         .await
         .expect("connect");
+    http_get_on(s, path, accept).await
+}
+
+/// A TCP connection to `to` from the loopback address `from` (127.0.0.2, say: another
+/// client address for the server's per-address limits).
+pub async fn tcp_from(from: &str, to: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(format!("{from}:0").parse().expect("address"))
+        .expect("bind");
+    within("tcp connect", socket.connect(to))
+        .await
+        .expect("connect")
+}
+
+/// A GET on a connected stream, with `Connection: close`.
+pub async fn http_get_on(mut s: TcpStream, path: &str, accept: Option<&str>) -> HttpResponse {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let accept = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
     let req = format!("GET {path} HTTP/1.1\r\nHost: test\r\n{accept}Connection: close\r\n\r\n");
     s.write_all(req.as_bytes()).await.expect("write");

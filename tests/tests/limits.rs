@@ -460,3 +460,221 @@ async fn watcher_crowd_1000() {
     assert_eq!(c.followed + c.dropped, 1000);
     assert!(c.p99 <= Duration::from_millis(20), "p99 {:?}", c.p99);
 }
+
+/// Reads until the server closes `s` (end of stream or reset); how long that took.
+async fn closed_after(mut s: tokio::net::TcpStream, limit: Duration) -> Option<Duration> {
+    use tokio::io::AsyncReadExt;
+    let t = Instant::now();
+    let mut buf = [0u8; 1024];
+    tokio::time::timeout(limit, async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return t.elapsed(),
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .ok()
+}
+
+/// 1,000 slow partial requests from one address: it holds at most its cap (the rest are
+/// closed at once), the server's reserve keeps `/healthz` answering for another address
+/// within 100 ms throughout, a game beside goes on, and every slow connection is closed
+/// within the header timeout. (Before: all were held for ever.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_http_is_bounded() {
+    use tokio::io::AsyncWriteExt;
+    let timeout = Duration::from_secs(1);
+    let server = TestServer::start_with(server::Config {
+        http_header_timeout: timeout,
+        max_conns_per_ip: 16,
+        // 127.0.0.2's 16 admitted and 16 refused, plus the two players: the reserve.
+        max_connections: 40,
+        connection_reserve: 8,
+        ..test_config()
+    })
+    .await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let addr = server.addr;
+    let slow = tokio::spawn(async move {
+        let mut closes = Vec::new();
+        for _ in 0..1000 {
+            let mut s = tcp_from("127.0.0.2", addr).await;
+            // A request head that never ends.
+            let _ = s
+                .write_all(b"GET /games HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+                .await;
+            closes.push(tokio::spawn(closed_after(s, timeout * 3)));
+        }
+        let mut slowest = Duration::ZERO;
+        for c in closes {
+            let took = c.await.unwrap().expect("a slow connection was held");
+            slowest = slowest.max(took);
+        }
+        slowest
+    });
+    // Another address's health check, throughout.
+    let mut health = Vec::new();
+    while !slow.is_finished() {
+        let t = Instant::now();
+        let resp = http_get(addr, "/healthz", None).await;
+        assert_eq!(resp.status, 200, "{}", resp.body);
+        health.push(t.elapsed());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let slowest_close = slow.await.unwrap();
+    let worst_health = health.iter().max().copied().unwrap();
+    eprintln!(
+        "1000 slow requests: all closed within {slowest_close:?} (timeout {timeout:?}); {} health checks, slowest {worst_health:?}",
+        health.len()
+    );
+    assert!(slowest_close < timeout + Duration::from_millis(500));
+    assert!(
+        worst_health < Duration::from_millis(100),
+        "{worst_health:?}"
+    );
+    game_unharmed(&mut red, &mut black).await;
+}
+
+/// At the connection limit, the reserve answers `/healthz` and refuses the rest with 503.
+#[tokio::test]
+async fn the_reserve_serves_health_only() {
+    use tokio::io::AsyncWriteExt;
+    let server = TestServer::start_with(server::Config {
+        max_conns_per_ip: 4,
+        max_connections: 10,
+        connection_reserve: 2,
+        ..test_config()
+    })
+    .await;
+    let mut held = Vec::new();
+    for from in ["127.0.0.2", "127.0.0.3"] {
+        for _ in 0..4 {
+            let mut s = tcp_from(from, server.addr).await;
+            s.write_all(b"GET /games HTTP/1.1\r\n").await.unwrap();
+            held.push(s);
+        }
+    }
+    // Eight held: the last two are the reserve.
+    let games = http_get(server.addr, "/games", None).await;
+    assert_eq!(games.status, 503);
+    assert!(games.body.starts_with("server_full: "), "{}", games.body);
+    assert_eq!(http_get(server.addr, "/healthz", None).await.status, 200);
+}
+
+/// An idle kept-alive connection is closed after the header timeout.
+#[tokio::test]
+async fn idle_keep_alive_is_closed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let timeout = Duration::from_millis(500);
+    let server = TestServer::start_with(server::Config {
+        http_header_timeout: timeout,
+        ..test_config()
+    })
+    .await;
+    let mut s = tcp_from("127.0.0.1", server.addr).await;
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = vec![0u8; 1024];
+    let mut got = String::new();
+    while !got.ends_with("ok\n") {
+        let n = within("the answer", s.read(&mut buf)).await.unwrap();
+        assert!(n > 0, "closed before the answer: {got}");
+        got.push_str(std::str::from_utf8(&buf[..n]).unwrap());
+    }
+    let took = closed_after(s, timeout * 4).await.expect("closed");
+    assert!(took >= timeout - Duration::from_millis(50), "{took:?}");
+}
+
+/// Plain HTTP has a per-address request budget (`/healthz` is not counted).
+#[tokio::test]
+async fn http_requests_per_address() {
+    let server = TestServer::start_with(server::Config {
+        http_rate_per_sec: 1,
+        http_rate_burst: 3,
+        ..test_config()
+    })
+    .await;
+    for _ in 0..3 {
+        assert_eq!(http_get(server.addr, "/games", None).await.status, 200);
+    }
+    let refused = http_get(server.addr, "/games", None).await;
+    assert_eq!(refused.status, 429);
+    assert!(
+        refused.body.starts_with("rate_limited: "),
+        "{}",
+        refused.body
+    );
+    assert_eq!(http_get(server.addr, "/healthz", None).await.status, 200);
+    // Another address has its own budget.
+    let other = http_get_on(tcp_from("127.0.0.2", server.addr).await, "/games", None).await;
+    assert_eq!(other.status, 200);
+}
+
+/// An address's messages are counted over all its connections: a new connection gets no
+/// fresh burst (before: each connection had its own).
+#[tokio::test]
+async fn messages_per_address() {
+    let server = TestServer::start_with(server::Config {
+        ip_rate_per_sec: 1,
+        ip_rate_burst: 6,
+        ..test_config()
+    })
+    .await;
+    // The hello takes one, the second connection's hello another.
+    let mut first = Client::new_player(&server, "One").await;
+    for _ in 0..4 {
+        first.sync().await;
+    }
+    let (mut second, _) = Client::returning(&server, &first.token.clone()).await;
+    second.send(&ClientMessage::Ping { client_ms: None }).await;
+    let msg = second.expect_error("rate_limited").await;
+    assert!(msg.contains("per address"), "{msg}");
+}
+
+/// New connections per address per minute: over the burst, refused with a reason.
+#[tokio::test]
+async fn connections_per_address_per_minute() {
+    let server = TestServer::start_with(server::Config {
+        ip_conn_per_min: 1,
+        ip_conn_burst: 3,
+        ..test_config()
+    })
+    .await;
+    for _ in 0..3 {
+        let mut c = Client::connect(&server).await;
+        c.sync().await;
+    }
+    let mut c = Client::connect(&server).await;
+    let msg = c.expect_error("connecting_too_fast").await;
+    assert_eq!(
+        c.closed_with().await,
+        Some((1008, msg)),
+        "the close gives the reason"
+    );
+}
+
+/// New players per address per minute; a returning player is not counted.
+#[tokio::test]
+async fn registrations_per_address() {
+    let server = TestServer::start_with(server::Config {
+        ip_register_per_min: 1,
+        ip_register_burst: 2,
+        ..test_config()
+    })
+    .await;
+    let first = Client::new_player(&server, "R1").await;
+    Client::new_player(&server, "R2").await;
+    let mut c = Client::connect(&server).await;
+    c.send(&ClientMessage::Hello {
+        version: PROTOCOL_VERSION,
+        name: Some("R3".into()),
+        token: None,
+    })
+    .await;
+    let msg = c.expect_error("registering_too_fast").await;
+    assert!(msg.contains("token"), "{msg}");
+    Client::returning(&server, &first.token).await;
+}
