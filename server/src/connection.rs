@@ -670,10 +670,13 @@ impl Conn {
                 }
             },
             (None, Some(name)) => {
-                if let Err(why) = validate_name(&name) {
-                    self.error("bad_name", why, None);
-                    return;
-                }
+                let name = match validate_name(&name) {
+                    Ok(name) => name,
+                    Err(why) => {
+                        self.error("bad_name", why, None);
+                        return;
+                    }
+                };
                 if !self.hub.budgets.registrations.take(self.ip) {
                     self.error(
                         "registering_too_fast",

@@ -9,14 +9,18 @@ use dashmap::DashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota, RateLimiter};
-use protocol::text::printable;
+use protocol::text::{is_mark, printable};
+use unicode_normalization::UnicodeNormalization;
 
 /// Longest display name, in characters.
 pub const MAX_NAME_CHARS: usize = 24;
 
-/// Checks a display name: 1 to 24 characters, printable, no control or invisible
-/// formatting characters, no leading or trailing whitespace.
-pub fn validate_name(name: &str) -> Result<(), String> {
+/// Checks a display name and gives it in NFC (so that one name has one spelling): 1 to
+/// 24 characters, printable ([`printable`]: no control, format, private-use or unassigned
+/// character, no invisible blank), not starting with a combining mark (nor made of marks
+/// only), no leading or trailing whitespace.
+pub fn validate_name(name: &str) -> Result<String, String> {
+    let name: String = name.nfc().collect();
     let count = name.chars().count();
     if count == 0 {
         return Err("the name is empty".into());
@@ -32,10 +36,13 @@ pub fn validate_name(name: &str) -> Result<(), String> {
             c as u32
         ));
     }
+    if name.chars().next().is_some_and(is_mark) {
+        return Err("the name starts with a combining mark".into());
+    }
     if name.trim() != name {
         return Err("the name starts or ends with whitespace".into());
     }
-    Ok(())
+    Ok(name)
 }
 
 /// Per-connection message rate limit plus a count of breaches.
@@ -244,7 +251,31 @@ mod tests {
     #[test]
     fn names() {
         assert!(validate_name("Kris Burm").is_ok());
-        assert!(validate_name("Éloïse-42").is_ok());
+        assert_eq!(validate_name("Éloïse-42").unwrap(), "Éloïse-42");
+        // Decomposed: stored composed.
+        assert_eq!(validate_name("E\u{301}lo").unwrap(), "\u{c9}lo");
+        for invisible in [
+            "\u{2800}",
+            "a\u{180b}",
+            "\u{600}x",
+            "x\u{70f}",
+            "\u{13430}y",
+            "y\u{1bca0}",
+            "z\u{1d173}",
+            "\u{3164}",
+            "a\u{e0041}",
+        ] {
+            assert!(
+                validate_name(invisible)
+                    .unwrap_err()
+                    .contains("unprintable"),
+                "{invisible:?}"
+            );
+        }
+        assert!(validate_name("\u{301}\u{302}\u{303}")
+            .unwrap_err()
+            .contains("combining mark"));
+        assert!(validate_name("\u{301}abc").is_err());
         assert!(validate_name("").unwrap_err().contains("empty"));
         assert!(validate_name(&"x".repeat(25)).unwrap_err().contains("25"));
         assert!(validate_name("a\u{7}b").unwrap_err().contains("U+0007"));

@@ -41,6 +41,10 @@ async fn bad_messages_before_and_at_hello() {
         "new\nline",
         "evil\u{202E}txt",
         " padded",
+        "\u{2800}",
+        "braille\u{2800}blank",
+        "mongol\u{180b}",
+        "\u{301}\u{302}",
     ] {
         c.send(&hello(bad)).await;
         c.expect_error("bad_name").await;
