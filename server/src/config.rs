@@ -63,6 +63,9 @@ pub struct Config {
     pub watchers_interval: Duration,
     /// Commands waiting for one game task; beyond it a command is refused with `game_busy`.
     pub game_queue: usize,
+    /// Players kept in memory (by token) beyond those in use: over it, the idle ones are
+    /// forgotten (the database keeps them; a returning player is read back).
+    pub max_players_cached: usize,
     /// Events kept per game for reconnects: at most this many...
     pub history: usize,
     /// ...and at most this many bytes of them (the latest event is always kept). A client
@@ -127,6 +130,7 @@ impl Default for Config {
             watch_backlog: 128,
             watchers_interval: Duration::from_millis(500),
             game_queue: 256,
+            max_players_cached: 50_000,
             history: 256,
             history_bytes: 8 * 1024,
             reconnect_grace: Duration::from_secs(60),

@@ -234,6 +234,8 @@ pub struct Hub {
     /// By the hash of their secret token: players seen since the start (the others are
     /// in the store).
     players: DashMap<String, Arc<PlayerRec>>,
+    /// The cache size at which idle players are next forgotten.
+    next_forget: std::sync::atomic::AtomicUsize,
     pub games: DashMap<GameId, GameHandle>,
     pub(crate) lobby: Mutex<Lobby>,
     pub(crate) next_game: AtomicU64,
@@ -318,6 +320,7 @@ impl Hub {
             config,
             store,
             players: DashMap::new(),
+            next_forget: Default::default(),
             games: DashMap::new(),
             lobby: Mutex::new(Lobby::default()),
             next_game: AtomicU64::new(first_game.max(1)),
@@ -421,7 +424,7 @@ impl Hub {
         if !self.store.add_player(row).await {
             return None;
         }
-        self.players.insert(hash, player.clone());
+        self.remember(hash, player.clone());
         Some((token, player))
     }
 
@@ -436,7 +439,7 @@ impl Hub {
         };
         let player = self
             .players
-            .entry(hash)
+            .entry(hash.clone())
             .or_insert_with(|| {
                 Arc::new(PlayerRec {
                     id: row.id,
@@ -445,7 +448,36 @@ impl Hub {
                 })
             })
             .clone();
+        self.forget_idle_players();
         Ok(Some(player))
+    }
+
+    fn remember(&self, hash: String, player: Arc<PlayerRec>) {
+        self.players.insert(hash, player);
+        self.forget_idle_players();
+    }
+
+    /// Over `max_players_cached`, forgets the players nobody else holds (not online, not
+    /// seated, not waiting): the database has them. Runs again only once the cache has
+    /// grown by an eighth of the bound, so a cache full of players in use costs one pass
+    /// per so many new ones, not one per hello.
+    fn forget_idle_players(&self) {
+        let max = self.config.max_players_cached;
+        let len = self.players.len();
+        if len <= max || len < self.next_forget.load(Ordering::Relaxed) {
+            return;
+        }
+        self.players.retain(|_, p| Arc::strong_count(p) > 1);
+        self.players.shrink_to_fit();
+        let left = self.players.len();
+        self.next_forget
+            .store(left.max(max) + max / 8 + 1, Ordering::Relaxed);
+        tracing::debug!(before = len, after = left, "forgot idle players");
+    }
+
+    /// Players kept in memory.
+    pub fn players_cached(&self) -> usize {
+        self.players.len()
     }
 
     /// Live games in which `player_id` has a seat.

@@ -89,6 +89,9 @@ struct Args {
     ip_register_per_min: u32,
     #[arg(long, env = "TAMSK_IP_REGISTER_BURST", default_value_t = 20)]
     ip_register_burst: u32,
+    /// Players kept in memory; over it the idle ones are forgotten (the database has them).
+    #[arg(long, env = "TAMSK_MAX_PLAYERS_CACHED", default_value_t = 50_000)]
+    max_players_cached: usize,
     /// Lag-measuring ping interval.
     #[arg(long, env = "TAMSK_PING_INTERVAL_MS", default_value_t = 5_000)]
     ping_interval_ms: u64,
@@ -117,6 +120,7 @@ async fn main() -> anyhow::Result<()> {
         rate_burst: args.rate_burst,
         max_conns_per_ip: args.max_conns_per_ip,
         max_connections: args.max_connections,
+        max_players_cached: args.max_players_cached,
         connection_reserve: args.connection_reserve,
         http_header_timeout: Duration::from_millis(args.http_header_timeout_ms),
         http_rate_per_sec: args.http_rate_per_sec,

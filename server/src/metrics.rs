@@ -125,6 +125,13 @@ pub fn render(hub: &Hub) -> String {
     );
     scalar(
         &mut out,
+        "tamsk_players_cached",
+        "gauge",
+        "Players kept in memory (the idle ones are forgotten over --max-players-cached).",
+        hub.players_cached(),
+    );
+    scalar(
+        &mut out,
         "tamsk_games_live",
         "gauge",
         "Live games (being played, or over and still listed).",
