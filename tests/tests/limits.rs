@@ -358,9 +358,17 @@ async fn watcher_crowd(n: usize, spread: Duration) -> Crowd {
             .await;
             let mut f = Follower::await_snapshot(c).await;
             joined.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            while f.replica.is_playing() {
+            // Checked once the game is over, so that a thousand replicas in this process
+            // do not compete with the players for the CPU while they are timed.
+            let mut events = Vec::new();
+            let ended = |ev: &protocol::wire::GameEvent| {
+                engine_events(ev)
+                    .iter()
+                    .any(|e| matches!(e, Event::GameEnded { .. }))
+            };
+            while events.last().is_none_or(|ev| !ended(ev)) {
                 match f.client.recv_or_close().await {
-                    Ok(ServerFrame::Message(ServerMessage::Event(ev))) => f.check(&ev),
+                    Ok(ServerFrame::Message(ServerMessage::Event(ev))) => events.push(*ev),
                     Ok(ServerFrame::Message(ServerMessage::Error { code, message, .. })) => {
                         let close = f.client.closed_with().await;
                         return Watched::Dropped {
@@ -372,6 +380,10 @@ async fn watcher_crowd(n: usize, spread: Duration) -> Crowd {
                     Err(close) => panic!("watcher {i} closed without a word: {close:?}"),
                 }
             }
+            for ev in &events {
+                f.check(ev);
+            }
+            assert!(!f.replica.is_playing());
             Watched::Followed(Box::new(f.replica))
         }));
     }
@@ -418,6 +430,7 @@ async fn watcher_crowd(n: usize, spread: Duration) -> Crowd {
             }
         }
     }
+    eprintln!("move→both players, in order: {took:?}");
     took.sort();
     Crowd {
         moves: took.len(),
