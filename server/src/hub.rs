@@ -410,7 +410,8 @@ impl Hub {
         let token = uuid::Uuid::new_v4().simple().to_string();
         let hash = token_hash(&token);
         let player = Arc::new(PlayerRec {
-            id: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
+            // 128 bits (UUID v7: time-ordered, 74 random bits), so that ids never collide.
+            id: uuid::Uuid::now_v7().simple().to_string(),
             name,
             bot: false,
         });

@@ -726,3 +726,18 @@ async fn the_player_registry_is_bounded() {
     assert_eq!(back.name, "Passer0");
     back.sync().await;
 }
+
+/// Player ids are 128-bit UUID v7 (32 hex digits, version 7), not 48 random bits that could
+/// collide silently.
+#[tokio::test]
+async fn player_ids_are_uuid_v7() {
+    let server = TestServer::start().await;
+    let a = Client::new_player(&server, "Ida").await;
+    let b = Client::new_player(&server, "Ida").await;
+    for id in [&a.player_id, &b.player_id] {
+        assert_eq!(id.len(), 32, "{id}");
+        assert!(id.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
+        assert_eq!(&id[12..13], "7", "version 7: {id}");
+    }
+    assert_ne!(a.player_id, b.player_id);
+}
