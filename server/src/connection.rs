@@ -585,7 +585,19 @@ impl Conn {
                 let (games, _more) = self.hub.summaries(None, LIST_LIMIT);
                 self.send(&ServerMessage::Games { games });
             }
-            ClientMessage::Watch { game, after_seq } => self.subscribe(game, None, after_seq),
+            ClientMessage::Watch { game, after_seq } => match self.hub.game(game) {
+                // A private game is not there for anyone but its players (who `join`).
+                Some(h)
+                    if h.private
+                        && !h
+                            .seats
+                            .iter()
+                            .any(|s| Some(&s.id) == me.as_ref().map(|m| &m.id)) =>
+                {
+                    self.unknown_game(game)
+                }
+                _ => self.subscribe(game, None, after_seq),
+            },
             ClientMessage::Join { game, after_seq } => {
                 let me = me.expect("checked");
                 match self.hub.game(game) {

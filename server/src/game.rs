@@ -124,7 +124,7 @@ struct GameTask {
 
 /// Creates a game for two seekers (`[red, black]`), registers it and starts its task.
 /// Both seekers are subscribed as players and get a snapshot.
-pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]) {
+pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2], private: bool) {
     let [red, black] = seekers;
     let seats = [red.player.clone(), black.player.clone()];
     let game = Game::new(settings.clone());
@@ -153,6 +153,7 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
             tx,
             summary: summary.clone(),
             seats: seats.clone(),
+            private,
         },
     );
     let mut task = GameTask {
@@ -509,9 +510,14 @@ impl GameTask {
                     },
                 ];
                 let settings = self.game.settings().clone();
-                let next = self
-                    .hub
-                    .start_game(settings, players, crate::lobby::Seats::AsGiven);
+                // A private game's rematch is private too.
+                let private = self.hub.game(self.id).is_some_and(|h| h.private);
+                let next = self.hub.start_game_with(
+                    settings,
+                    players,
+                    crate::lobby::Seats::AsGiven,
+                    private,
+                );
                 tracing::info!(game = self.id, next, "rematch");
                 self.rematched = Some(next);
                 self.rematch = [None, None];

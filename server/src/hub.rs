@@ -186,6 +186,8 @@ pub struct GameHandle {
     pub tx: mpsc::Sender<GameCmd>,
     pub summary: Arc<Mutex<GameSummary>>,
     pub seats: [Arc<PlayerRec>; 2],
+    /// Joined by a code: not listed, and only its players may follow it.
+    pub private: bool,
 }
 
 /// A player waiting for an opponent with the same settings.
@@ -499,6 +501,7 @@ impl Hub {
         let mut ids: Vec<GameId> = self
             .games
             .iter()
+            .filter(|g| !g.private)
             .map(|g| *g.key())
             .filter(|&id| id > after)
             .collect();
