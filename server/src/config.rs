@@ -63,6 +63,10 @@ pub struct Config {
     pub watchers_interval: Duration,
     /// Commands waiting for one game task; beyond it a command is refused with `game_busy`.
     pub game_queue: usize,
+    /// Writes waiting for the database (queue and overflow) beyond which no new game
+    /// starts and no new player registers (`server_busy`) until they drain; the games
+    /// being played go on and are all stored.
+    pub store_backlog_limit: usize,
     /// Players kept in memory (by token) beyond those in use: over it, the idle ones are
     /// forgotten (the database keeps them; a returning player is read back).
     pub max_players_cached: usize,
@@ -131,6 +135,7 @@ impl Default for Config {
             watchers_interval: Duration::from_millis(500),
             game_queue: 256,
             max_players_cached: 50_000,
+            store_backlog_limit: 100_000,
             history: 256,
             history_bytes: 8 * 1024,
             reconnect_grace: Duration::from_secs(60),

@@ -689,6 +689,9 @@ impl Conn {
                         return;
                     }
                 };
+                if self.store_busy() {
+                    return;
+                }
                 if !self.hub.budgets.registrations.take(self.ip) {
                     self.error(
                         "registering_too_fast",
@@ -740,10 +743,29 @@ impl Conn {
             self.error("shutting_down", "the server is shutting down", None);
             return None;
         }
+        if self.store_busy() {
+            return None;
+        }
         Some(Seeker {
             player: me.expect("checked"),
             peer: self.peer.clone(),
         })
+    }
+
+    /// Whether the database is too far behind to take a new game or player (told so).
+    fn store_busy(&self) -> bool {
+        let busy = self
+            .hub
+            .store
+            .backlogged(self.hub.config.store_backlog_limit);
+        if busy {
+            self.error(
+                "server_busy",
+                "the server is catching up with its storage: try again in a moment",
+                None,
+            );
+        }
+        busy
     }
 
     fn refuse(&self, (code, message): Refusal) {

@@ -92,6 +92,9 @@ struct Args {
     /// Players kept in memory; over it the idle ones are forgotten (the database has them).
     #[arg(long, env = "TAMSK_MAX_PLAYERS_CACHED", default_value_t = 50_000)]
     max_players_cached: usize,
+    /// Database writes waiting beyond which no new game or player is taken (server_busy).
+    #[arg(long, env = "TAMSK_STORE_BACKLOG_LIMIT", default_value_t = 100_000)]
+    store_backlog_limit: usize,
     /// Lag-measuring ping interval.
     #[arg(long, env = "TAMSK_PING_INTERVAL_MS", default_value_t = 5_000)]
     ping_interval_ms: u64,
@@ -121,6 +124,7 @@ async fn main() -> anyhow::Result<()> {
         max_conns_per_ip: args.max_conns_per_ip,
         max_connections: args.max_connections,
         max_players_cached: args.max_players_cached,
+        store_backlog_limit: args.store_backlog_limit,
         connection_reserve: args.connection_reserve,
         http_header_timeout: Duration::from_millis(args.http_header_timeout_ms),
         http_rate_per_sec: args.http_rate_per_sec,
