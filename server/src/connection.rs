@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 use tokio::time::{interval, Duration, Instant, MissedTickBehavior};
 
 use crate::game::GameCmd;
-use crate::hub::{encode, Hub, Kill, Peer, PlayerRec, Seeker};
+use crate::hub::{encode, Hub, Kill, Peer, PlayerRec, Seeker, Unregistered};
 use crate::limits::{validate_name, IpGuard, Limiter, Verdict};
 use crate::lobby::{Refusal, SeekResult};
 
@@ -704,8 +704,16 @@ impl Conn {
                     return;
                 }
                 match self.hub.register(name).await {
-                    Some(registered) => registered,
-                    None => {
+                    Ok(registered) => registered,
+                    Err(Unregistered::NameTaken) => {
+                        self.error(
+                            "name_taken",
+                            "another player has this name (names are the same whatever their case): choose another, or come back with your token",
+                            None,
+                        );
+                        return;
+                    }
+                    Err(Unregistered::StorageUnavailable) => {
                         self.error(
                             "storage_unavailable",
                             "new players cannot be stored right now: try again",

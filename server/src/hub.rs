@@ -180,6 +180,14 @@ pub fn encode(msg: &ServerMessage) -> Utf8Bytes {
     text.into()
 }
 
+/// Why a new player was not registered.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Unregistered {
+    /// Another player has the name, or one equal but for case.
+    NameTaken,
+    StorageUnavailable,
+}
+
 /// A live game as the rest of the server sees it.
 #[derive(Clone)]
 pub struct GameHandle {
@@ -406,9 +414,8 @@ impl Hub {
         }
     }
 
-    /// Registers a new player under a fresh secret token, once he is stored; `None` if
-    /// the store failed.
-    pub async fn register(&self, name: String) -> Option<(String, Arc<PlayerRec>)> {
+    /// Registers a new player under a fresh secret token, once he is stored.
+    pub async fn register(&self, name: String) -> Result<(String, Arc<PlayerRec>), Unregistered> {
         let token = uuid::Uuid::new_v4().simple().to_string();
         let hash = token_hash(&token);
         let player = Arc::new(PlayerRec {
@@ -424,11 +431,16 @@ impl Hub {
             created_ms: crate::connection::unix_ms(),
             is_bot: false,
         };
-        if !self.store.add_player(row).await {
-            return None;
+        match self.store.register_player(&row).await {
+            Ok(true) => {}
+            Ok(false) => return Err(Unregistered::NameTaken),
+            Err(e) => {
+                tracing::error!(error = %e, "storing a new player failed");
+                return Err(Unregistered::StorageUnavailable);
+            }
         }
         self.remember(hash, player.clone());
-        Some((token, player))
+        Ok((token, player))
     }
 
     /// The player with this token: seen since the start, or stored.

@@ -45,6 +45,16 @@ pub fn validate_name(name: &str) -> Result<String, String> {
     Ok(name)
 }
 
+/// What makes two names the same: the name in NFC, lower-cased (names are unique
+/// without regard to case).
+pub fn name_key(name: &str) -> String {
+    name.nfc()
+        .collect::<String>()
+        .to_lowercase()
+        .nfc()
+        .collect()
+}
+
 /// Per-connection message rate limit plus a count of breaches.
 pub struct Limiter {
     rate: DefaultDirectRateLimiter,

@@ -429,6 +429,27 @@ impl Store {
         self.tx.max_capacity() - self.tx.capacity()
     }
 
+    /// Stores a new player at once (not through the writer: the answer says whether the
+    /// name is free); `Ok(false)`: another player has the name, or one equal but for case.
+    pub async fn register_player(&self, row: &PlayerRow) -> anyhow::Result<bool> {
+        let Some(pool) = &self.pool else {
+            return Ok(true);
+        };
+        let done = sqlx::query(
+            "INSERT INTO players (id, name, name_key, token_hash, created_ms, is_bot) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+        )
+        .bind(&row.id)
+        .bind(&row.name)
+        .bind(crate::limits::name_key(&row.name))
+        .bind(&row.token_hash)
+        .bind(ms(row.created_ms))
+        .bind(row.is_bot as i64)
+        .execute(pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// Stores a new player and waits until it is on disk (for a connection, never a game).
     pub async fn add_player(&self, row: PlayerRow) -> bool {
         let (tx, rx) = oneshot::channel();
@@ -700,11 +721,12 @@ async fn write_batch(pool: &SqlitePool, batch: &[Write]) -> anyhow::Result<()> {
         match w {
             Write::Player(p, _) => {
                 sqlx::query(
-                    "INSERT INTO players (id, name, token_hash, created_ms, is_bot) \
-                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+                    "INSERT INTO players (id, name, name_key, token_hash, created_ms, is_bot) \
+                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
                 )
                 .bind(&p.id)
                 .bind(&p.name)
+                .bind(crate::limits::name_key(&p.name))
                 .bind(&p.token_hash)
                 .bind(ms(p.created_ms))
                 .bind(p.is_bot as i64)

@@ -443,8 +443,11 @@ pub fn engine_events(ev: &GameEvent) -> &[Event] {
 
 /// Two new players seek `settings`; returns them seated as `(red, black)`.
 pub async fn start_game(server: &TestServer, settings: &Settings) -> (Follower, Follower) {
-    let mut a = Client::new_player(server, "Alice").await;
-    let mut b = Client::new_player(server, "Bob").await;
+    // Names are unique: each game's players are new ones.
+    static GAMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = GAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut a = Client::new_player(server, &format!("Alice{n}")).await;
+    let mut b = Client::new_player(server, &format!("Bob{n}")).await;
     a.send(&ClientMessage::Seek {
         settings: settings.clone(),
     })

@@ -164,7 +164,7 @@ async fn bad_actions_change_nothing() {
 /// Sends `frame` on a fresh connection (after a hello); expects the error `code`, then
 /// the close frame `close`.
 async fn closes_with(server: &TestServer, frame: Message, code: &str, close: (u16, &str)) {
-    let mut c = Client::new_player(server, "Rude").await;
+    let mut c = Client::new_player(server, &format!("Rude {code}")).await;
     within("send", c.ws.send(frame)).await.unwrap();
     c.expect_error(code).await;
     assert_eq!(

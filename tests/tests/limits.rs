@@ -733,7 +733,7 @@ async fn the_player_registry_is_bounded() {
 async fn player_ids_are_uuid_v7() {
     let server = TestServer::start().await;
     let a = Client::new_player(&server, "Ida").await;
-    let b = Client::new_player(&server, "Ida").await;
+    let b = Client::new_player(&server, "Ida2").await;
     for id in [&a.player_id, &b.player_id] {
         assert_eq!(id.len(), 32, "{id}");
         assert!(id.chars().all(|c| c.is_ascii_hexdigit()), "{id}");
