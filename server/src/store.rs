@@ -890,3 +890,71 @@ mod tests {
         assert_eq!(left, 0, "entries written after the end");
     }
 }
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    fn row(id: &str, name: &str) -> PlayerRow {
+        PlayerRow {
+            id: id.into(),
+            name: name.into(),
+            token_hash: format!("hash-{id}"),
+            created_ms: 1,
+            is_bot: false,
+        }
+    }
+
+    /// A database from before unique names, with names equal but for case, takes the
+    /// migration; from then on a name is free only if no player has it in any case.
+    #[tokio::test]
+    async fn names_become_unique_on_an_old_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("old.db");
+        let only_first = dir.path().join("migrations");
+        std::fs::create_dir(&only_first).unwrap();
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/migrations/20250101000000_init.sql"
+            ),
+            only_first.join("20250101000000_init.sql"),
+        )
+        .unwrap();
+        {
+            let options = SqliteConnectOptions::new()
+                .filename(&db)
+                .create_if_missing(true);
+            let pool = SqlitePoolOptions::new()
+                .connect_with(options)
+                .await
+                .unwrap();
+            sqlx::migrate::Migrator::new(only_first.as_path())
+                .await
+                .unwrap()
+                .run(&pool)
+                .await
+                .unwrap();
+            for (id, name) in [("1", "Ann"), ("2", "ann"), ("3", "Ben")] {
+                sqlx::query(
+                    "INSERT INTO players (id, name, token_hash, created_ms) VALUES ($1, $2, $3, 1)",
+                )
+                .bind(id)
+                .bind(name)
+                .bind(format!("old-{id}"))
+                .execute(&pool)
+                .await
+                .unwrap();
+            }
+            pool.close().await;
+        }
+        let store = Store::open(Some(&db)).await.unwrap();
+        assert!(!store.register_player(&row("a", "ANN")).await.unwrap());
+        assert!(!store.register_player(&row("b", "bEN")).await.unwrap());
+        assert!(store.register_player(&row("c", "Cid")).await.unwrap());
+        assert!(!store.register_player(&row("d", "CID")).await.unwrap());
+        // The older players are all still there.
+        let ann = store.player_by_token_hash("old-2").await.unwrap().unwrap();
+        assert_eq!(ann.name, "ann");
+    }
+}
