@@ -29,6 +29,7 @@ const CLOSE_UNSUPPORTED: u16 = 1003;
 const CLOSE_INVALID: u16 = 1007;
 const CLOSE_POLICY: u16 = 1008;
 const CLOSE_TOO_BIG: u16 = 1009;
+const CLOSE_TRY_LATER: u16 = 1013;
 /// Not a code on the wire: the client closed, and its close frame is echoed.
 pub const CLOSE_ECHO: u16 = 0;
 
@@ -126,6 +127,8 @@ struct Conn {
     hub: Arc<Hub>,
     /// The client's address: its budgets are shared by all its connections.
     ip: IpAddr,
+    /// Came in the reserve: only a returning player with a live game is served.
+    reserve: bool,
     peer: Peer,
     me: Option<Arc<PlayerRec>>,
     games: HashSet<GameId>,
@@ -136,7 +139,15 @@ struct Conn {
 }
 
 /// Serves one upgraded websocket until it closes.
-pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard, addr: SocketAddr) {
+/// `reserve`: the connection came in the server's reserve (at its connection limit): it
+/// may only come back as a player with a live game.
+pub async fn serve(
+    socket: WebSocket,
+    hub: Arc<Hub>,
+    _guard: IpGuard,
+    addr: SocketAddr,
+    reserve: bool,
+) {
     let config = hub.config.clone();
     let (sink, stream) = socket.split();
     let (tx, rx) = mpsc::channel(config.outbound_queue.max(1));
@@ -151,6 +162,7 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard, addr: Sock
     let mut conn = Conn {
         hub: hub.clone(),
         ip: addr.ip(),
+        reserve,
         peer,
         me: None,
         games: HashSet::new(),
@@ -692,6 +704,17 @@ impl Conn {
                 if self.store_busy() {
                     return;
                 }
+                if self.reserve {
+                    self.error(
+                        "server_full",
+                        "the server is at its connection limit: no new players now; try again later",
+                        None,
+                    );
+                    self.peer
+                        .kill
+                        .kill(CLOSE_TRY_LATER, "server full: try again later");
+                    return;
+                }
                 if !self.hub.budgets.registrations.take(self.ip) {
                     self.error(
                         "registering_too_fast",
@@ -732,6 +755,17 @@ impl Conn {
                 return;
             }
         };
+        if self.reserve && self.hub.games_of(&player.id).is_empty() {
+            self.error(
+                "server_full",
+                "the server is at its connection limit: only players coming back to a live game are let in; try again later",
+                None,
+            );
+            self.peer
+                .kill
+                .kill(CLOSE_TRY_LATER, "server full: try again later");
+            return;
+        }
         tracing::info!(conn = self.peer.conn, player = %player.id, "hello");
         self.send(&ServerMessage::Welcome {
             version: PROTOCOL_VERSION,

@@ -239,10 +239,11 @@ async fn ws(
     };
     upgrade.on_upgrade(move |socket| async move {
         let refusal = match (admission, guard) {
-            (Admission::Normal, Some(guard)) => {
-                return connection::serve(socket, hub, guard, addr).await
+            (Admission::Normal | Admission::Reserve, Some(guard)) => {
+                let reserve = admission == Admission::Reserve;
+                return connection::serve(socket, hub, guard, addr, reserve).await;
             }
-            (Admission::Normal, None) => None,
+            (Admission::Normal | Admission::Reserve, None) => None,
             (admission, _) => Some(admission),
         };
         let (code, message) = refusal_of(refusal);

@@ -550,30 +550,54 @@ async fn slow_http_is_bounded() {
     game_unharmed(&mut red, &mut black).await;
 }
 
-/// At the connection limit, the reserve answers `/healthz` and refuses the rest with 503.
+/// At the connection limit, the reserve answers `/healthz` and lets players come back to
+/// their live games; the rest is refused (503, or `server_full` and 1013).
 #[tokio::test]
-async fn the_reserve_serves_health_only() {
+async fn the_reserve_serves_health_and_playing_clients() {
     use tokio::io::AsyncWriteExt;
     let server = TestServer::start_with(server::Config {
         max_conns_per_ip: 4,
-        max_connections: 10,
-        connection_reserve: 2,
+        max_connections: 14,
+        connection_reserve: 4,
         ..test_config()
     })
     .await;
+    let (red, _black) = start_game(&server, &Settings::blitz(Level::One)).await;
     let mut held = Vec::new();
-    for from in ["127.0.0.2", "127.0.0.3"] {
-        for _ in 0..4 {
-            let mut s = tcp_from(from, server.addr).await;
-            s.write_all(b"GET /games HTTP/1.1\r\n").await.unwrap();
-            held.push(s);
-        }
+    for _ in 0..8 {
+        let mut s = tcp_from("127.0.0.2", server.addr).await;
+        s.write_all(b"GET /games HTTP/1.1\r\n").await.unwrap();
+        held.push(s);
     }
-    // Eight held: the last two are the reserve.
+    // Ten held: the last four are the reserve.
     let games = http_get(server.addr, "/games", None).await;
     assert_eq!(games.status, 503);
     assert!(games.body.starts_with("server_full: "), "{}", games.body);
     assert_eq!(http_get(server.addr, "/healthz", None).await.status, 200);
+    // A player comes back to his game...
+    let (mut back, games) = Client::returning(&server, &red.client.token).await;
+    assert_eq!(games, [red.game]);
+    back.send(&ClientMessage::Join {
+        game: red.game,
+        after_seq: None,
+    })
+    .await;
+    let back = Follower::await_snapshot(back).await;
+    assert_eq!(back.game, red.game);
+    // ...a new player is refused, with the reason.
+    let mut newcomer = Client::connect(&server).await;
+    newcomer
+        .send(&ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: Some("Late".into()),
+            token: None,
+        })
+        .await;
+    newcomer.expect_error("server_full").await;
+    assert_eq!(
+        newcomer.closed_with().await,
+        Some((1013, "server full: try again later".into()))
+    );
 }
 
 /// An idle kept-alive connection is closed after the header timeout.
