@@ -20,13 +20,56 @@ pub struct Config {
     /// is closed.
     pub max_strikes: u32,
     pub strike_window: Duration,
-    /// Open websocket connections per client address.
+    /// Open connections (plain HTTP and websockets) per client address. Beyond it a
+    /// connection is only answered with a refusal (HTTP 429, or the websocket error
+    /// `too_many_connections` and 1008), and beyond twice it closed at once.
     pub max_conns_per_ip: usize,
+    /// Open connections in all; beyond it new ones are closed at once...
+    pub max_connections: usize,
+    /// ...and the last this many only answer `/healthz` (and refuse the rest with 503), so
+    /// that health checks get through when the server is full.
+    pub connection_reserve: usize,
+    /// A request's head must arrive within this long of the connection opening, or of
+    /// the previous answer on a kept-alive connection (so it is also the idle keep-alive
+    /// timeout); else the connection is closed.
+    pub http_header_timeout: Duration,
+    /// HTTP requests (not `/healthz`, not the websocket upgrade) per address per second,
+    /// in bursts of `http_rate_burst`; beyond it 429.
+    pub http_rate_per_sec: u32,
+    pub http_rate_burst: u32,
+    /// New connections per address per minute, in bursts of `ip_conn_burst`; beyond it a
+    /// connection is refused like one over `max_conns_per_ip` (`connecting_too_fast`).
+    pub ip_conn_per_min: u32,
+    pub ip_conn_burst: u32,
+    /// Messages per address per second over all its connections (websocket pings
+    /// included), in bursts of `ip_rate_burst`: a breach counts as a strike, like the
+    /// per-connection rate.
+    pub ip_rate_per_sec: u32,
+    pub ip_rate_burst: u32,
+    /// New players (hello with a name) per address per minute, in bursts of
+    /// `ip_register_burst`; beyond it `registering_too_fast`.
+    pub ip_register_per_min: u32,
+    pub ip_register_burst: u32,
     /// Messages waiting for one connection's socket; a connection whose queue is full is
     /// cut off (it stopped reading).
     pub outbound_queue: usize,
+    /// At most this many of a connection's queued messages may come from games it only
+    /// watches (the rest of `outbound_queue` is kept for its own games and answers): a
+    /// watcher this far behind is dropped from the game, told why, and closed unless it
+    /// has a seat somewhere.
+    pub watch_backlog: usize,
+    /// Watcher counts go out at most this often per game (changes in between are
+    /// coalesced into one count).
+    pub watchers_interval: Duration,
     /// Commands waiting for one game task; beyond it a command is refused with `game_busy`.
     pub game_queue: usize,
+    /// Writes waiting for the database (queue and overflow) beyond which no new game
+    /// starts and no new player registers (`server_busy`) until they drain; the games
+    /// being played go on and are all stored.
+    pub store_backlog_limit: usize,
+    /// Players kept in memory (by token) beyond those in use: over it, the idle ones are
+    /// forgotten (the database keeps them; a returning player is read back).
+    pub max_players_cached: usize,
     /// Events kept per game for reconnects: at most this many...
     pub history: usize,
     /// ...and at most this many bytes of them (the latest event is always kept). A client
@@ -88,8 +131,23 @@ impl Default for Config {
             max_strikes: 10,
             strike_window: Duration::from_secs(10),
             max_conns_per_ip: 16,
-            outbound_queue: 128,
+            max_connections: 16_384,
+            connection_reserve: 64,
+            http_header_timeout: Duration::from_secs(10),
+            http_rate_per_sec: 20,
+            http_rate_burst: 40,
+            ip_conn_per_min: 120,
+            ip_conn_burst: 60,
+            ip_rate_per_sec: 60,
+            ip_rate_burst: 120,
+            ip_register_per_min: 10,
+            ip_register_burst: 20,
+            outbound_queue: 256,
+            watch_backlog: 128,
+            watchers_interval: Duration::from_millis(500),
             game_queue: 256,
+            max_players_cached: 50_000,
+            store_backlog_limit: 100_000,
             history: 256,
             history_bytes: 8 * 1024,
             reconnect_grace: Duration::from_secs(60),

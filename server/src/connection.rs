@@ -2,6 +2,7 @@
 //! the connection's bounded outbound queue to the socket from a separate task.
 
 use std::collections::HashSet;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -16,16 +17,64 @@ use tokio::sync::mpsc;
 use tokio::time::{interval_at, Duration, Instant, MissedTickBehavior};
 
 use crate::game::GameCmd;
-use crate::hub::{encode, encode_reply, Hub, Kill, Peer, PlayerRec, Reply, Seeker};
+use crate::hub::{encode, encode_reply, Hub, Kill, Peer, PlayerRec, Reply, Seeker, Unregistered};
 use crate::limits::{validate_name, IpGuard, Limiter, Verdict};
 use crate::lobby::{Refusal, SeekResult};
 use crate::ping::{LagEstimate, Pinger};
 
-/// Close codes.
+/// Close codes (RFC 6455, 7.4.1).
 const CLOSE_NORMAL: u16 = 1000;
 const CLOSE_GOING_AWAY: u16 = 1001;
+const CLOSE_PROTOCOL: u16 = 1002;
+const CLOSE_UNSUPPORTED: u16 = 1003;
+const CLOSE_INVALID: u16 = 1007;
 const CLOSE_POLICY: u16 = 1008;
 const CLOSE_TOO_BIG: u16 = 1009;
+const CLOSE_TRY_LATER: u16 = 1013;
+/// Not a code on the wire: the client closed, and its close frame is echoed.
+pub const CLOSE_ECHO: u16 = 0;
+
+/// A breach of the websocket protocol or of "JSON text only": the connection is closed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Violation {
+    /// Over the hard message limit: 1009.
+    TooBig,
+    /// A binary frame: 1003.
+    Binary,
+    /// A text frame that is not UTF-8: 1007.
+    NotUtf8,
+    /// Text that is not JSON: 1007.
+    NotJson(String),
+    /// Anything else the websocket layer refused (bad framing, masking, opcodes): 1002.
+    Protocol,
+}
+
+impl Violation {
+    /// What a read error of the websocket layer means, if it is the client's doing (not a
+    /// reset or an end of stream).
+    pub fn of_read_error(text: &str) -> Option<Violation> {
+        if text.contains("Space limit exceeded") || text.contains("too long") {
+            Some(Violation::TooBig)
+        } else if text.contains("UTF-8") || text.contains("utf-8") {
+            Some(Violation::NotUtf8)
+        } else if text.contains("protocol error") {
+            Some(Violation::Protocol)
+        } else {
+            None
+        }
+    }
+
+    /// The close frame: code and reason.
+    pub fn close(&self) -> (u16, &'static str) {
+        match self {
+            Violation::TooBig => (CLOSE_TOO_BIG, "message too big"),
+            Violation::Binary => (CLOSE_UNSUPPORTED, "binary frames are not accepted"),
+            Violation::NotUtf8 => (CLOSE_INVALID, "invalid payload: text is not UTF-8"),
+            Violation::NotJson(_) => (CLOSE_INVALID, "invalid payload: not JSON"),
+            Violation::Protocol => (CLOSE_PROTOCOL, "websocket protocol error"),
+        }
+    }
+}
 
 /// The `type` tags a client may send; anything else is `unknown_message`.
 pub const CLIENT_TYPES: [&str; 22] = [
@@ -77,6 +126,10 @@ pub async fn refuse(mut socket: WebSocket, code: &'static str, message: &'static
 
 struct Conn {
     hub: Arc<Hub>,
+    /// The client's address: its budgets are shared by all its connections.
+    ip: IpAddr,
+    /// Came in the reserve: only a returning player with a live game is served.
+    reserve: bool,
     peer: Peer,
     me: Option<Arc<PlayerRec>>,
     games: HashSet<GameId>,
@@ -89,7 +142,15 @@ struct Conn {
 }
 
 /// Serves one upgraded websocket until it closes.
-pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
+/// `reserve`: the connection came in the server's reserve (at its connection limit): it
+/// may only come back as a player with a live game.
+pub async fn serve(
+    socket: WebSocket,
+    hub: Arc<Hub>,
+    _guard: IpGuard,
+    addr: SocketAddr,
+    reserve: bool,
+) {
     let config = hub.config.clone();
     let (sink, stream) = socket.split();
     let (tx, rx) = mpsc::channel(config.outbound_queue.max(1));
@@ -112,6 +173,8 @@ pub async fn serve(socket: WebSocket, hub: Arc<Hub>, _guard: IpGuard) {
     ));
     let mut conn = Conn {
         hub: hub.clone(),
+        ip: addr.ip(),
+        reserve,
         peer,
         me: None,
         games: HashSet::new(),
@@ -157,6 +220,12 @@ async fn write_loop(
         tokio::select! {
             biased;
             reason = kill.killed() => {
+                if reason.code == CLOSE_ECHO {
+                    // The client closed: flushing sends the echo the websocket layer
+                    // queued (nothing else may be sent after a close).
+                    let _ = tokio::time::timeout(Duration::from_secs(1), sink.close()).await;
+                    return;
+                }
                 let frame = Message::Close(Some(CloseFrame {
                     code: reason.code,
                     reason: Utf8Bytes::from_static(reason.reason),
@@ -268,10 +337,8 @@ impl Conn {
                         None => return,
                         Some(Err(e)) => {
                             tracing::debug!(conn = self.peer.conn, error = %e, "read error");
-                            let text = e.to_string();
-                            if text.contains("Space limit exceeded") || text.contains("too long") || text.contains("Capacity") || text.contains("size") {
-                                self.error("frame_too_large", format!("message over the hard limit of {} bytes: closing", config.hard_max_message_bytes), None);
-                                kill.kill(CLOSE_TOO_BIG, "message too big");
+                            if let Some(violation) = Violation::of_read_error(&e.to_string()) {
+                                self.violation(violation);
                             }
                             return;
                         }
@@ -283,15 +350,29 @@ impl Conn {
                                 // connection's task (it was most of its 3.2 KB).
                                 Message::Text(text) => Box::pin(self.request(text.as_str(), received)).await,
                                 Message::Binary(_) => {
-                                    self.error("binary_frame", "frames must be JSON text", None)
+                                    self.violation(Violation::Binary);
+                                    return;
                                 }
-                                Message::Close(_) => return,
-                                Message::Pong(payload) => {
-                                    if let Some(rtt) = self.pinger.answer(&payload, received) {
-                                        self.measured(rtt, received);
+                                Message::Close(_) => {
+                                    // The websocket layer queued the echo of the client's
+                                    // close frame; the writer sends it.
+                                    kill.kill(CLOSE_ECHO, "");
+                                    return;
+                                }
+                                // The answer to the server's own ping measures lag and
+                                // is not the client's traffic (one per ping at most).
+                                Message::Pong(payload) => match self.pinger.answer(&payload, received) {
+                                    Some(rtt) => self.measured(rtt, received),
+                                    None => {
+                                        let verdict = self.count_message();
+                                        self.rate_verdict(verdict);
                                     }
+                                },
+                                // Answered by the websocket layer, but still traffic.
+                                Message::Ping(_) => {
+                                    let verdict = self.count_message();
+                                    self.rate_verdict(verdict);
                                 }
-                                Message::Ping(_) => {}
                             }
                         }
                     }
@@ -318,6 +399,30 @@ impl Conn {
         }
     }
 
+    /// Tells the client what it did wrong, then closes with the code RFC 6455 gives it.
+    fn violation(&self, violation: Violation) {
+        let config = &self.hub.config;
+        let (code, message) = match &violation {
+            Violation::TooBig => (
+                "frame_too_large",
+                format!(
+                    "message over the hard limit of {} bytes: closing",
+                    config.hard_max_message_bytes
+                ),
+            ),
+            Violation::Binary => (
+                "binary_frame",
+                "frames must be JSON text; binary frames are not accepted: closing".into(),
+            ),
+            Violation::NotUtf8 => ("bad_utf8", "a text frame must be UTF-8: closing".into()),
+            Violation::NotJson(why) => ("bad_json", format!("malformed JSON: {why}: closing")),
+            Violation::Protocol => ("protocol_error", "websocket protocol error: closing".into()),
+        };
+        self.error(code, message, None);
+        let (close, reason) = violation.close();
+        self.peer.kill.kill(close, reason);
+    }
+
     async fn text(&mut self, text: &str, received: Instant) {
         let max = self.hub.config.max_frame_bytes;
         let verdict = if text.len() > max {
@@ -336,32 +441,10 @@ impl Conn {
                 }
             }
         } else {
-            self.limiter.message()
+            self.count_message()
         };
-        match verdict {
-            Verdict::Allow => {}
-            Verdict::Refuse => {
-                self.error(
-                    "rate_limited",
-                    format!(
-                        "too many messages: at most {} per second (bursts of {}); this one was dropped",
-                        self.hub.config.rate_per_sec, self.hub.config.rate_burst
-                    ),
-                    None,
-                );
-                return;
-            }
-            Verdict::Close => {
-                self.error(
-                    "abuse",
-                    "too many refused messages: closing the connection",
-                    None,
-                );
-                self.peer
-                    .kill
-                    .kill(CLOSE_POLICY, "too many refused messages");
-                return;
-            }
+        if !self.rate_verdict(verdict) {
+            return;
         }
         let server_ms = self.reply.as_ref().map_or_else(unix_ms, |r| r.server_ms);
         match crate::request::parse_request(text) {
@@ -383,7 +466,49 @@ impl Conn {
                     server_ms,
                     at_ms: None,
                 }));
-                self.error(code, message, None)
+                if code == "bad_json" {
+                    self.violation(Violation::NotJson(message));
+                } else {
+                    self.error(code, message, None)
+                }
+            }
+        }
+    }
+
+    /// Counts a message against the connection's rate and its address's budget.
+    fn count_message(&mut self) -> Verdict {
+        match self.limiter.message() {
+            Verdict::Allow if !self.hub.budgets.messages.take(self.ip) => self.limiter.strike(),
+            verdict => verdict,
+        }
+    }
+
+    /// Acts on the rate limiter's verdict on a message; true if it may be handled.
+    fn rate_verdict(&self, verdict: Verdict) -> bool {
+        match verdict {
+            Verdict::Allow => true,
+            Verdict::Refuse => {
+                self.error(
+                    "rate_limited",
+                    format!(
+                        "too many messages: at most {} per second per connection (bursts of {}) and {} per address (bursts of {}); this one was dropped",
+                        self.hub.config.rate_per_sec, self.hub.config.rate_burst,
+                        self.hub.config.ip_rate_per_sec, self.hub.config.ip_rate_burst
+                    ),
+                    None,
+                );
+                false
+            }
+            Verdict::Close => {
+                self.error(
+                    "abuse",
+                    "too many refused messages: closing the connection",
+                    None,
+                );
+                self.peer
+                    .kill
+                    .kill(CLOSE_POLICY, "too many refused messages");
+                false
             }
         }
     }
@@ -536,7 +661,19 @@ impl Conn {
                 let (games, _more) = self.hub.summaries(None, LIST_LIMIT);
                 self.send(&ServerMessage::Games { games });
             }
-            ClientMessage::Watch { game, after_seq } => self.subscribe(game, None, after_seq),
+            ClientMessage::Watch { game, after_seq } => match self.hub.game(game) {
+                // A private game is not there for anyone but its players (who `join`).
+                Some(h)
+                    if h.private
+                        && !h
+                            .seats
+                            .iter()
+                            .any(|s| Some(&s.id) == me.as_ref().map(|m| &m.id)) =>
+                {
+                    self.unknown_game(game)
+                }
+                _ => self.subscribe(game, None, after_seq),
+            },
             ClientMessage::Join { game, after_seq } => {
                 let me = me.expect("checked");
                 match self.hub.game(game) {
@@ -621,13 +758,49 @@ impl Conn {
                 }
             },
             (None, Some(name)) => {
-                if let Err(why) = validate_name(&name) {
-                    self.error("bad_name", why, None);
+                let name = match validate_name(&name) {
+                    Ok(name) => name,
+                    Err(why) => {
+                        self.error("bad_name", why, None);
+                        return;
+                    }
+                };
+                if self.store_busy() {
+                    return;
+                }
+                if self.reserve {
+                    self.error(
+                        "server_full",
+                        "the server is at its connection limit: no new players now; try again later",
+                        None,
+                    );
+                    self.peer
+                        .kill
+                        .kill(CLOSE_TRY_LATER, "server full: try again later");
+                    return;
+                }
+                if !self.hub.budgets.registrations.take(self.ip) {
+                    self.error(
+                        "registering_too_fast",
+                        format!(
+                            "too many new players from your address: at most {} a minute (bursts of {}); come back with your token, or try again later",
+                            self.hub.config.ip_register_per_min, self.hub.config.ip_register_burst
+                        ),
+                        None,
+                    );
                     return;
                 }
                 match self.hub.register(name).await {
-                    Some(registered) => registered,
-                    None => {
+                    Ok(registered) => registered,
+                    Err(Unregistered::NameTaken) => {
+                        self.error(
+                            "name_taken",
+                            "another player has this name (names are the same whatever their case): choose another, or come back with your token",
+                            None,
+                        );
+                        return;
+                    }
+                    Err(Unregistered::StorageUnavailable) => {
                         self.error(
                             "storage_unavailable",
                             "new players cannot be stored right now: try again",
@@ -646,6 +819,17 @@ impl Conn {
                 return;
             }
         };
+        if self.reserve && self.hub.games_of(&player.id).is_empty() {
+            self.error(
+                "server_full",
+                "the server is at its connection limit: only players coming back to a live game are let in; try again later",
+                None,
+            );
+            self.peer
+                .kill
+                .kill(CLOSE_TRY_LATER, "server full: try again later");
+            return;
+        }
         tracing::info!(conn = self.peer.conn, player = %player.id, "hello");
         self.send(&ServerMessage::Welcome {
             version: PROTOCOL_VERSION,
@@ -667,6 +851,9 @@ impl Conn {
             self.error("shutting_down", "the server is shutting down", None);
             return None;
         }
+        if self.store_busy() {
+            return None;
+        }
         Some(Seeker {
             player: me.expect("checked"),
             peer: if answers {
@@ -675,6 +862,22 @@ impl Conn {
                 self.peer.clone()
             },
         })
+    }
+
+    /// Whether the database is too far behind to take a new game or player (told so).
+    fn store_busy(&self) -> bool {
+        let busy = self
+            .hub
+            .store
+            .backlogged(self.hub.config.store_backlog_limit);
+        if busy {
+            self.error(
+                "server_busy",
+                "the server is catching up with its storage: try again in a moment",
+                None,
+            );
+        }
+        busy
     }
 
     fn refuse(&self, (code, message): Refusal) {

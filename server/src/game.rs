@@ -22,7 +22,9 @@ use tokio::time::{sleep_until, Duration, Instant};
 
 use crate::alarm::Alarm;
 use crate::connection::unix_ms;
-use crate::hub::{encode, GameHandle, Hub, Peer, PlayerRec, Seeker};
+use crate::hub::{
+    encode, Delivery, GameHandle, Hub, Peer, PlayerRec, Seeker, CLOSE_FELL_BEHIND, CLOSE_SLOW,
+};
 use crate::store::{GameEnd, GameStart, Write};
 
 /// What a connection asks of a game.
@@ -116,11 +118,16 @@ struct GameTask {
     rematched: Option<GameId>,
     /// Wakes the task at its next deadline.
     alarm: Option<Alarm>,
+    /// Watcher counts: the last one sent, when, and when the next is due (changes within
+    /// `watchers_interval` of the last are coalesced).
+    watchers_told: u32,
+    watchers_sent: Option<Instant>,
+    watchers_due: Option<Instant>,
 }
 
 /// Creates a game for two seekers (`[red, black]`), registers it and starts its task.
 /// Both seekers are subscribed as players and get a snapshot.
-pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]) {
+pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2], private: bool) {
     let [red, black] = seekers;
     let seats = [red.player.clone(), black.player.clone()];
     let game = Game::new(settings.clone());
@@ -151,6 +158,7 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
             summary: summary.clone(),
             seats: seats.clone(),
             start,
+            private,
         },
     );
     let mut task = GameTask {
@@ -178,6 +186,9 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         rematched: None,
         playing: Some(hub.playing_guard()),
         alarm: hub.alarms.as_ref().map(|a| a.alarm()),
+        watchers_told: 0,
+        watchers_sent: None,
+        watchers_due: None,
     };
     hub.metrics
         .games_started
@@ -305,6 +316,9 @@ impl GameTask {
                     None => break,
                 },
                 _ = wait_until(&mut self.alarm, wake.unwrap_or_else(Instant::now)), if wake.is_some() => {}
+                _ = sleep_until(self.watchers_due.unwrap_or_else(Instant::now)), if self.watchers_due.is_some() => {
+                    self.send_watchers();
+                }
             }
         }
         self.hub.games.remove(&self.id);
@@ -570,9 +584,14 @@ impl GameTask {
                     },
                 ];
                 let settings = self.game.settings().clone();
-                let next = self
-                    .hub
-                    .start_game(settings, players, crate::lobby::Seats::AsGiven);
+                // A private game's rematch is private too.
+                let private = self.hub.game(self.id).is_some_and(|h| h.private);
+                let next = self.hub.start_game_with(
+                    settings,
+                    players,
+                    crate::lobby::Seats::AsGiven,
+                    private,
+                );
                 tracing::info!(game = self.id, next, "rematch");
                 self.rematched = Some(next);
                 self.rematch = [None, None];
@@ -781,9 +800,32 @@ impl GameTask {
         self.subs.iter().filter(|s| s.seat.is_none()).count() as u32
     }
 
+    /// The watcher count changed: listed at once; told to the subscribers at once, or, if
+    /// a count went out less than `watchers_interval` ago, once that interval is over (so
+    /// a crowd joining costs one frame per subscriber, not one per watcher).
     fn watchers_changed(&mut self) {
+        self.summary.lock().expect("summary lock").watchers = self.watcher_count();
+        if self.watchers_due.is_some() {
+            return;
+        }
+        let now = Instant::now();
+        match self.watchers_sent {
+            Some(sent) if sent + self.hub.config.watchers_interval > now => {
+                self.watchers_due = Some(sent + self.hub.config.watchers_interval);
+            }
+            _ => self.send_watchers(),
+        }
+    }
+
+    /// Tells every subscriber the watcher count, if it is not the one they know.
+    fn send_watchers(&mut self) {
+        self.watchers_due = None;
         let count = self.watcher_count();
-        self.summary.lock().expect("summary lock").watchers = count;
+        if count == self.watchers_told {
+            return;
+        }
+        self.watchers_told = count;
+        self.watchers_sent = Some(Instant::now());
         let text = encode(&ServerMessage::Watchers {
             game: self.id,
             count,
@@ -917,19 +959,65 @@ impl GameTask {
         m.fanout.observe(began.elapsed());
     }
 
-    /// Hands a frame to every subscriber; those who are gone or too slow are dropped.
+    /// Hands a frame to every subscriber, the seats first; those who are gone or too slow
+    /// are dropped. A seat's frame may use its whole queue; a watcher's only the watch
+    /// backlog, so that watching never crowds out a connection's own games.
     fn fan_out(&mut self, text: &Utf8Bytes) {
+        let backlog = self.hub.config.watch_backlog;
         let mut gone = Vec::new();
-        self.subs.retain(|s| {
-            let ok = s.peer.send(text.clone());
-            if !ok {
-                gone.push(s.seat);
-            }
-            ok
-        });
+        let mut behind = Vec::new();
+        for seats in [true, false] {
+            self.subs.retain(|s| {
+                if s.seat.is_some() != seats {
+                    return true;
+                }
+                let delivery = match s.seat {
+                    Some(_) if s.peer.send(text.clone()) => Delivery::Sent,
+                    Some(_) => Delivery::Gone,
+                    None => s.peer.send_watched(text.clone(), backlog),
+                };
+                match delivery {
+                    Delivery::Sent => return true,
+                    Delivery::Gone => gone.push(s.seat),
+                    Delivery::Behind => behind.push(s.peer.clone()),
+                }
+                false
+            });
+        }
+        for peer in &behind {
+            self.watcher_fell_behind(peer);
+        }
         for seat in gone {
             self.after_detach(seat);
         }
+    }
+
+    /// A watcher that does not keep up was dropped from the game: it is told why (in the
+    /// part of its queue kept for its own traffic) and, unless it has a seat in some game,
+    /// closed.
+    fn watcher_fell_behind(&mut self, peer: &Peer) {
+        let backlog = self.hub.config.watch_backlog;
+        tracing::info!(
+            game = self.id,
+            conn = peer.conn,
+            "watcher fell behind: dropped"
+        );
+        self.hub
+            .metrics
+            .watchers_dropped
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        peer.send_msg(&error(
+            "fell_behind",
+            format!(
+                "{backlog} messages of game {} were waiting for you: you are no longer watching it (watch again for a fresh snapshot)",
+                self.id
+            ),
+            self.id,
+        ));
+        if peer.seated.list().is_empty() {
+            peer.kill.kill(CLOSE_SLOW, CLOSE_FELL_BEHIND);
+        }
+        self.after_detach(None);
     }
 }
 

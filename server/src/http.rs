@@ -7,15 +7,20 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Path, Query, State, WebSocketUpgrade};
+use axum::extract::{ConnectInfo, Path, Query, Request, State, WebSocketUpgrade};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::Extension;
 use axum::Router;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use protocol::wire::GameId;
+use tokio::net::{TcpListener, TcpStream};
 
 use crate::connection;
 use crate::hub::Hub;
+use crate::limits::{Admission, ConnSlot};
 
 /// Most games in one `GET /games` answer, and the default.
 pub const GAMES_LIMIT: usize = 200;
@@ -203,6 +208,7 @@ async fn game(State(hub): State<Arc<Hub>>, headers: HeaderMap, Path(id): Path<St
 async fn ws(
     State(hub): State<Arc<Hub>>,
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    slot: Option<Extension<Arc<ConnSlot>>>,
     upgrade: WebSocketUpgrade,
 ) -> Response {
     let config = &hub.config;
@@ -214,19 +220,185 @@ async fn ws(
         .max_write_buffer_size(
             config.ws_write_buffer.max(1) * 4 + config.hard_max_message_bytes * 4,
         );
-    let guard = hub.conns.acquire(addr.ip(), config.max_conns_per_ip);
+    // The TCP connection's slot (counted since it was accepted) goes with the websocket.
+    let (admission, guard) = match &slot {
+        Some(Extension(slot)) => (slot.admission, slot.guard.lock().expect("slot lock").take()),
+        // Served without `serve` (a router alone, in a test): counted here.
+        None => {
+            let guard = hub
+                .conns
+                .admitted
+                .acquire(addr.ip(), config.max_conns_per_ip);
+            let admission = if guard.is_some() {
+                Admission::Normal
+            } else {
+                Admission::OverAddress
+            };
+            (admission, guard)
+        }
+    };
     upgrade.on_upgrade(move |socket| async move {
-        match guard {
-            Some(guard) => connection::serve(socket, hub, guard).await,
-            None => {
-                tracing::warn!(%addr, "too many connections from one address");
-                connection::refuse(
-                    socket,
-                    "too_many_connections",
-                    "too many connections from your address",
-                )
-                .await
+        let refusal = match (admission, guard) {
+            (Admission::Normal | Admission::Reserve, Some(guard)) => {
+                let reserve = admission == Admission::Reserve;
+                return connection::serve(socket, hub, guard, addr, reserve).await;
+            }
+            (Admission::Normal | Admission::Reserve, None) => None,
+            (admission, _) => Some(admission),
+        };
+        let (code, message) = refusal_of(refusal);
+        tracing::warn!(%addr, code, "websocket refused");
+        connection::refuse(socket, code, message).await
+    })
+}
+
+/// The error code and message of a refused connection (`None`: a second websocket on one
+/// kept-alive connection, which holds one slot).
+fn refusal_of(admission: Option<Admission>) -> (&'static str, &'static str) {
+    match admission {
+        Some(Admission::Reserve) => (
+            "server_full",
+            "the server is at its connection limit: try again later",
+        ),
+        Some(Admission::TooFast) => (
+            "connecting_too_fast",
+            "too many new connections from your address: try again in a minute",
+        ),
+        _ => (
+            "too_many_connections",
+            "too many connections from your address",
+        ),
+    }
+}
+
+/// Answers a request that is refused before the router: the connection's admission, the
+/// address's request budget.
+fn gate(hub: &Hub, slot: &ConnSlot, ip: std::net::IpAddr, path: &str) -> Option<Response> {
+    let refuse = |status, (code, message): (&str, &str)| {
+        let mut r = problem(status, code, message.into(), false);
+        r.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
+        Some(r)
+    };
+    match (slot.admission, path) {
+        // The websocket handler refuses with a websocket close of its own.
+        (_, "/ws") => None,
+        (Admission::Reserve, "/healthz") | (Admission::Normal, "/healthz") => None,
+        (Admission::Reserve, _) => refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            refusal_of(Some(Admission::Reserve)),
+        ),
+        (Admission::Normal, _) if hub.budgets.http.take(ip) => None,
+        (Admission::Normal, _) => refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            (
+                "rate_limited",
+                "too many requests from your address: slow down",
+            ),
+        ),
+        (admission, _) => refuse(StatusCode::TOO_MANY_REQUESTS, refusal_of(Some(admission))),
+    }
+}
+
+/// Serves HTTP (and websockets) on `listener` until `signal` completes; then stops
+/// accepting, lets the connections finish their requests, and returns once they are
+/// closed. Every connection is admitted per address and in all ([`Connections`]), and
+/// its request heads are bounded in time ([`Config::http_header_timeout`]).
+///
+/// [`Config::http_header_timeout`]: crate::config::Config::http_header_timeout
+pub async fn serve(
+    listener: TcpListener,
+    hub: Arc<Hub>,
+    signal: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let app = router(hub.clone());
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut signal = std::pin::pin!(signal);
+    let mut forget = tokio::time::interval(std::time::Duration::from_secs(60));
+    loop {
+        let (tcp, addr) = tokio::select! {
+            _ = &mut signal => break,
+            _ = forget.tick() => {
+                hub.budgets.forget_idle();
+                continue;
+            }
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Out of file descriptors, say: wait rather than spin.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let Some(mut slot) = hub.conns.admit(addr.ip(), &hub.config) else {
+            tracing::warn!(%addr, "connection limit reached: closed at once");
+            continue;
+        };
+        if slot.admission == Admission::Normal && !hub.budgets.connections.take(addr.ip()) {
+            slot.admission = Admission::TooFast;
+        }
+        let _ = tcp.set_nodelay(true);
+        if let Some(size) = hub.config.socket_send_buffer {
+            let _ = socket2::SockRef::from(&tcp).set_send_buffer_size(size);
+        }
+        tokio::spawn(serve_connection(
+            tcp,
+            addr,
+            Arc::new(slot),
+            hub.clone(),
+            app.clone(),
+            stop_rx.clone(),
+        ));
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    // Every connection task holds a receiver.
+    drop(stop_rx);
+    stop_tx.closed().await;
+}
+
+async fn serve_connection(
+    tcp: TcpStream,
+    addr: SocketAddr,
+    slot: Arc<ConnSlot>,
+    hub: Arc<Hub>,
+    app: Router,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let header_timeout = hub.config.http_header_timeout;
+    let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+        let refused = gate(&hub, &slot, addr.ip(), req.uri().path());
+        req.extensions_mut().insert(ConnectInfo(addr));
+        req.extensions_mut().insert(slot.clone());
+        let mut app = app.clone();
+        async move {
+            match refused {
+                Some(response) => Ok::<_, std::convert::Infallible>(response),
+                None => tower_service::Service::call(&mut app, req).await,
             }
         }
-    })
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .keep_alive(true);
+    let conn = builder
+        .serve_connection(TokioIo::new(tcp), service)
+        .with_upgrades();
+    let mut conn = std::pin::pin!(conn);
+    let result = tokio::select! {
+        result = conn.as_mut() => result,
+        _ = async { let _ = stop.wait_for(|s| *s).await; } => {
+            conn.as_mut().graceful_shutdown();
+            conn.as_mut().await
+        }
+    };
+    if let Err(e) = result {
+        tracing::debug!(%addr, error = %e, "http connection ended");
+    }
 }

@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, watch, Notify};
 
 use crate::config::Config;
 use crate::game::GameCmd;
-use crate::limits::ConnCounter;
+use crate::limits::{AddressBudget, Connections};
 use crate::lobby::Lobby;
 use crate::store::{token_hash, PlayerRow, Store};
 
@@ -62,6 +62,8 @@ impl Kill {
 
 /// Close code for a client that stopped reading.
 pub const CLOSE_SLOW: u16 = 1008;
+/// Close reason for a watcher (with no seat anywhere) that did not keep up with a game.
+pub const CLOSE_FELL_BEHIND: &str = "too slow: fell behind a watched game";
 
 /// The sending side of one connection: a bounded queue of ready-made text frames. Nobody
 /// ever waits on it: when it is full, the connection is cut off.
@@ -161,6 +163,24 @@ impl Peer {
         }
     }
 
+    /// Queues a frame of a game this connection watches, unless `backlog` frames already
+    /// wait: the rest of the queue is kept for the connection's own traffic (its seats,
+    /// its answers), so that other people's games can never fill it.
+    pub fn send_watched(&self, text: Utf8Bytes, backlog: usize) -> Delivery {
+        if self.is_gone() {
+            return Delivery::Gone;
+        }
+        let waiting = self.tx.max_capacity() - self.tx.capacity();
+        if waiting >= backlog.min(self.tx.max_capacity()) {
+            return Delivery::Behind;
+        }
+        if self.send(text) {
+            Delivery::Sent
+        } else {
+            Delivery::Gone
+        }
+    }
+
     pub fn is_gone(&self) -> bool {
         self.tx.is_closed() || self.kill.reason().is_some()
     }
@@ -206,6 +226,16 @@ pub fn with_id(msg: &impl serde::Serialize, id: &protocol::wire::RequestId) -> U
         .into()
 }
 
+/// What became of a frame for a watcher.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    Sent,
+    /// Too many of the connection's frames wait: it does not keep up.
+    Behind,
+    /// The connection is gone or was cut off.
+    Gone,
+}
+
 /// Serialises a message once, for any number of sockets.
 pub fn encode(msg: &ServerMessage) -> Utf8Bytes {
     let mut text = serde_json::to_string(msg).expect("server messages always serialise");
@@ -213,6 +243,14 @@ pub fn encode(msg: &ServerMessage) -> Utf8Bytes {
     // only their own bytes.
     text.shrink_to_fit();
     text.into()
+}
+
+/// Why a new player was not registered.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Unregistered {
+    /// Another player has the name, or one equal but for case.
+    NameTaken,
+    StorageUnavailable,
 }
 
 /// A live game as the rest of the server sees it.
@@ -223,6 +261,8 @@ pub struct GameHandle {
     pub seats: [Arc<PlayerRec>; 2],
     /// Game time 0: a message's receipt in game time is measured from it.
     pub start: tokio::time::Instant,
+    /// Joined by a code: not listed, and only its players may follow it.
+    pub private: bool,
 }
 
 /// A player waiting for an opponent with the same settings.
@@ -231,17 +271,55 @@ pub struct Seeker {
     pub peer: Peer,
 }
 
+/// Per-address budgets (see [`Config`]).
+pub struct Budgets {
+    pub messages: AddressBudget,
+    pub connections: AddressBudget,
+    pub registrations: AddressBudget,
+    pub http: AddressBudget,
+}
+
+impl Budgets {
+    fn new(config: &Config) -> Budgets {
+        Budgets {
+            messages: AddressBudget::per_second(config.ip_rate_per_sec, config.ip_rate_burst),
+            connections: AddressBudget::per_minute(config.ip_conn_per_min, config.ip_conn_burst),
+            registrations: AddressBudget::per_minute(
+                config.ip_register_per_min,
+                config.ip_register_burst,
+            ),
+            http: AddressBudget::per_second(config.http_rate_per_sec, config.http_rate_burst),
+        }
+    }
+
+    /// Forgets the addresses whose budgets are full again.
+    pub fn forget_idle(&self) {
+        for b in [
+            &self.messages,
+            &self.connections,
+            &self.registrations,
+            &self.http,
+        ] {
+            b.forget_idle();
+        }
+    }
+}
+
 pub struct Hub {
     pub config: Config,
     pub store: Store,
     /// By the hash of their secret token: players seen since the start (the others are
     /// in the store).
     players: DashMap<String, Arc<PlayerRec>>,
+    /// The cache size at which idle players are next forgotten.
+    next_forget: std::sync::atomic::AtomicUsize,
     pub games: DashMap<GameId, GameHandle>,
     pub(crate) lobby: Mutex<Lobby>,
     pub(crate) next_game: AtomicU64,
     next_conn: AtomicU64,
-    pub conns: Arc<ConnCounter>,
+    pub conns: Connections,
+    /// What each client address may do, over all its connections.
+    pub budgets: Budgets,
     /// Tells connections to close (after the games were aborted).
     pub shutdown: watch::Receiver<bool>,
     /// Tells game tasks to abort.
@@ -306,6 +384,7 @@ impl Hub {
         } else {
             None
         };
+        let budgets = Budgets::new(&config);
         Hub {
             alarms,
             bot,
@@ -318,11 +397,13 @@ impl Hub {
             config,
             store,
             players: DashMap::new(),
+            next_forget: Default::default(),
             games: DashMap::new(),
             lobby: Mutex::new(Lobby::default()),
             next_game: AtomicU64::new(first_game.max(1)),
             next_conn: AtomicU64::new(1),
-            conns: Arc::new(ConnCounter::default()),
+            conns: Connections::default(),
+            budgets,
             shutdown,
             _alive: alive,
         }
@@ -400,13 +481,13 @@ impl Hub {
         }
     }
 
-    /// Registers a new player under a fresh secret token, once he is stored; `None` if
-    /// the store failed.
-    pub async fn register(&self, name: String) -> Option<(String, Arc<PlayerRec>)> {
+    /// Registers a new player under a fresh secret token, once he is stored.
+    pub async fn register(&self, name: String) -> Result<(String, Arc<PlayerRec>), Unregistered> {
         let token = uuid::Uuid::new_v4().simple().to_string();
         let hash = token_hash(&token);
         let player = Arc::new(PlayerRec {
-            id: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
+            // 128 bits (UUID v7: time-ordered, 74 random bits), so that ids never collide.
+            id: uuid::Uuid::now_v7().simple().to_string(),
             name,
             bot: false,
         });
@@ -417,11 +498,16 @@ impl Hub {
             created_ms: crate::connection::unix_ms(),
             is_bot: false,
         };
-        if !self.store.add_player(row).await {
-            return None;
+        match self.store.register_player(&row).await {
+            Ok(true) => {}
+            Ok(false) => return Err(Unregistered::NameTaken),
+            Err(e) => {
+                tracing::error!(error = %e, "storing a new player failed");
+                return Err(Unregistered::StorageUnavailable);
+            }
         }
-        self.players.insert(hash, player.clone());
-        Some((token, player))
+        self.remember(hash, player.clone());
+        Ok((token, player))
     }
 
     /// The player with this token: seen since the start, or stored.
@@ -435,7 +521,7 @@ impl Hub {
         };
         let player = self
             .players
-            .entry(hash)
+            .entry(hash.clone())
             .or_insert_with(|| {
                 Arc::new(PlayerRec {
                     id: row.id,
@@ -444,7 +530,36 @@ impl Hub {
                 })
             })
             .clone();
+        self.forget_idle_players();
         Ok(Some(player))
+    }
+
+    fn remember(&self, hash: String, player: Arc<PlayerRec>) {
+        self.players.insert(hash, player);
+        self.forget_idle_players();
+    }
+
+    /// Over `max_players_cached`, forgets the players nobody else holds (not online, not
+    /// seated, not waiting): the database has them. Runs again only once the cache has
+    /// grown by an eighth of the bound, so a cache full of players in use costs one pass
+    /// per so many new ones, not one per hello.
+    fn forget_idle_players(&self) {
+        let max = self.config.max_players_cached;
+        let len = self.players.len();
+        if len <= max || len < self.next_forget.load(Ordering::Relaxed) {
+            return;
+        }
+        self.players.retain(|_, p| Arc::strong_count(p) > 1);
+        self.players.shrink_to_fit();
+        let left = self.players.len();
+        self.next_forget
+            .store(left.max(max) + max / 8 + 1, Ordering::Relaxed);
+        tracing::debug!(before = len, after = left, "forgot idle players");
+    }
+
+    /// Players kept in memory.
+    pub fn players_cached(&self) -> usize {
+        self.players.len()
     }
 
     /// Live games in which `player_id` has a seat.
@@ -465,6 +580,7 @@ impl Hub {
         let mut ids: Vec<GameId> = self
             .games
             .iter()
+            .filter(|g| !g.private)
             .map(|g| *g.key())
             .filter(|&id| id > after)
             .collect();

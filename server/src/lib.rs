@@ -22,11 +22,9 @@ pub mod request;
 pub mod store;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
@@ -62,7 +60,6 @@ pub async fn try_run_with(
     let (stop_games_tx, stop_games_rx) = watch::channel(false);
     let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
     let (games_alive_tx, mut games_alive_rx) = mpsc::channel::<()>(1);
-    let send_buffer = config.socket_send_buffer;
     let drain = config.drain;
     let hub = Arc::new(hub::Hub::new(
         config,
@@ -77,35 +74,24 @@ pub async fn try_run_with(
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "listening");
     }
-    let listener = listener.tap_io(move |tcp| {
-        let _ = tcp.set_nodelay(true);
-        if let Some(size) = send_buffer {
-            let _ = socket2::SockRef::from(&*tcp).set_send_buffer_size(size);
-        }
+    let serving = http::serve(listener, hub.clone(), async move {
+        shutdown.await;
+        tracing::info!(
+            drain_ms = drain.as_millis() as u64,
+            "shutting down: no new games; draining live ones"
+        );
+        shutdown_hub.drain(drain).await;
+        tracing::info!("aborting the games still live");
+        // Games first, so that their last events are queued before the connections
+        // close (a connection sends what is queued before its close frame).
+        let _ = stop_games_tx.send(true);
+        shutdown_hub.stop_counting_games();
+        drop(shutdown_hub);
+        let _ = tokio::time::timeout(Duration::from_secs(5), games_alive_rx.recv()).await;
+        tracing::info!("closing connections");
+        let _ = stop_tx.send(true);
     });
-    let app = http::router(hub.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            tracing::info!(
-                drain_ms = drain.as_millis() as u64,
-                "shutting down: no new games; draining live ones"
-            );
-            shutdown_hub.drain(drain).await;
-            tracing::info!("aborting the games still live");
-            // Games first, so that their last events are queued before the connections
-            // close (a connection sends what is queued before its close frame).
-            let _ = stop_games_tx.send(true);
-            shutdown_hub.stop_counting_games();
-            drop(shutdown_hub);
-            let _ = tokio::time::timeout(Duration::from_secs(5), games_alive_rx.recv()).await;
-            tracing::info!("closing connections");
-            let _ = stop_tx.send(true);
-        })
-        .await;
-    if let Err(e) = result {
-        tracing::error!(error = %e, "server error");
-    }
+    serving.await;
     drop(hub);
     let _ = tokio::time::timeout(Duration::from_secs(5), alive_rx.recv()).await;
     // Everything the games queued (their ends, aborted ones included) is on disk.

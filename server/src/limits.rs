@@ -6,15 +6,21 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use protocol::text::printable;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota, RateLimiter};
+use protocol::text::{is_mark, printable};
+use unicode_normalization::UnicodeNormalization;
 
 /// Longest display name, in characters.
 pub const MAX_NAME_CHARS: usize = 24;
 
-/// Checks a display name: 1 to 24 characters, printable, no control or invisible
-/// formatting characters, no leading or trailing whitespace.
-pub fn validate_name(name: &str) -> Result<(), String> {
+/// Checks a display name and gives it in NFC (so that one name has one spelling): 1 to
+/// 24 characters, printable ([`printable`]: no control, format, private-use or unassigned
+/// character, no invisible blank), not starting with a combining mark (nor made of marks
+/// only), no leading or trailing whitespace.
+pub fn validate_name(name: &str) -> Result<String, String> {
+    let name: String = name.nfc().collect();
     let count = name.chars().count();
     if count == 0 {
         return Err("the name is empty".into());
@@ -30,10 +36,23 @@ pub fn validate_name(name: &str) -> Result<(), String> {
             c as u32
         ));
     }
+    if name.chars().next().is_some_and(is_mark) {
+        return Err("the name starts with a combining mark".into());
+    }
     if name.trim() != name {
         return Err("the name starts or ends with whitespace".into());
     }
-    Ok(())
+    Ok(name)
+}
+
+/// What makes two names the same: the name in NFC, lower-cased (names are unique
+/// without regard to case).
+pub fn name_key(name: &str) -> String {
+    name.nfc()
+        .collect::<String>()
+        .to_lowercase()
+        .nfc()
+        .collect()
 }
 
 /// Per-connection message rate limit plus a count of breaches.
@@ -93,10 +112,11 @@ impl Limiter {
     }
 }
 
-/// Open connections per client address.
+/// Open connections per client address, and in all.
 #[derive(Default)]
 pub struct ConnCounter {
     counts: DashMap<IpAddr, usize>,
+    total: AtomicUsize,
 }
 
 /// One open connection of an address; counted until dropped.
@@ -113,6 +133,7 @@ impl ConnCounter {
             return None;
         }
         *entry += 1;
+        self.total.fetch_add(1, Ordering::Relaxed);
         Some(IpGuard {
             counter: self.clone(),
             ip,
@@ -122,14 +143,114 @@ impl ConnCounter {
     pub fn count(&self, ip: IpAddr) -> usize {
         self.counts.get(&ip).map_or(0, |c| *c)
     }
+
+    /// Connections counted, from every address.
+    pub fn total(&self) -> usize {
+        self.total.load(Ordering::Relaxed)
+    }
 }
 
 impl Drop for IpGuard {
     fn drop(&mut self) {
+        self.counter.total.fetch_sub(1, Ordering::Relaxed);
         self.counter.counts.remove_if_mut(&self.ip, |_, n| {
             *n -= 1;
             *n == 0
         });
+    }
+}
+
+/// How an accepted TCP connection (plain HTTP or a websocket to be) is served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Within its address's cap and the server's.
+    Normal,
+    /// Its address has `max_conns_per_ip` open already: HTTP requests are answered 429
+    /// and a websocket is refused with `too_many_connections`.
+    OverAddress,
+    /// The server is within `connection_reserve` of `max_connections`: only `/healthz` is
+    /// answered (the connections already open go on as before).
+    Reserve,
+    /// Its address opened more than `ip_conn_per_min` lately: refused like `OverAddress`
+    /// (with `connecting_too_fast`).
+    TooFast,
+}
+
+/// What the HTTP layer tells the websocket handler about one TCP connection.
+pub struct ConnSlot {
+    pub admission: Admission,
+    /// Counts the connection until it closes; a websocket takes it over on upgrade.
+    pub guard: std::sync::Mutex<Option<IpGuard>>,
+}
+
+/// The open connections: those admitted, and those only answered with a refusal (over
+/// their address's cap, or in the reserve). Each kind is capped per address, so one
+/// address holds at most twice `max_conns_per_ip` sockets.
+#[derive(Default)]
+pub struct Connections {
+    pub admitted: Arc<ConnCounter>,
+    pub refusing: Arc<ConnCounter>,
+}
+
+impl Connections {
+    /// Admits a new connection from `ip`, or `None`: close it at once.
+    pub fn admit(&self, ip: IpAddr, config: &crate::config::Config) -> Option<ConnSlot> {
+        let per_ip = config.max_conns_per_ip;
+        let total = self.admitted.total() + self.refusing.total();
+        let (admission, guard) = if total >= config.max_connections {
+            return None;
+        } else if total
+            >= config
+                .max_connections
+                .saturating_sub(config.connection_reserve)
+        {
+            (Admission::Reserve, self.refusing.acquire(ip, per_ip)?)
+        } else if let Some(guard) = self.admitted.acquire(ip, per_ip) {
+            (Admission::Normal, guard)
+        } else {
+            (Admission::OverAddress, self.refusing.acquire(ip, per_ip)?)
+        };
+        Some(ConnSlot {
+            admission,
+            guard: std::sync::Mutex::new(Some(guard)),
+        })
+    }
+}
+
+/// A budget per client address (a keyed token bucket): what all its connections together
+/// may do, so that reconnecting gives no fresh burst.
+pub struct AddressBudget {
+    limiter: DefaultKeyedRateLimiter<IpAddr>,
+}
+
+impl AddressBudget {
+    /// `per_min` on average, in bursts of `burst`.
+    pub fn per_minute(per_min: u32, burst: u32) -> AddressBudget {
+        let per_min = NonZeroU32::new(per_min.max(1)).expect("positive");
+        let burst = NonZeroU32::new(burst.max(1)).expect("positive");
+        AddressBudget {
+            limiter: RateLimiter::keyed(Quota::per_minute(per_min).allow_burst(burst)),
+        }
+    }
+
+    /// `per_sec` on average, in bursts of `burst`.
+    pub fn per_second(per_sec: u32, burst: u32) -> AddressBudget {
+        let per_sec = NonZeroU32::new(per_sec.max(1)).expect("positive");
+        let burst = NonZeroU32::new(burst.max(1)).expect("positive");
+        AddressBudget {
+            limiter: RateLimiter::keyed(Quota::per_second(per_sec).allow_burst(burst)),
+        }
+    }
+
+    /// Spends one unit of `ip`'s budget; false if it has none left.
+    pub fn take(&self, ip: IpAddr) -> bool {
+        self.limiter.check_key(&ip).is_ok()
+    }
+
+    /// Forgets addresses whose budget is full again (call now and then: memory).
+    pub fn forget_idle(&self) {
+        self.limiter.retain_recent();
+        self.limiter.shrink_to_fit();
     }
 }
 
@@ -140,7 +261,31 @@ mod tests {
     #[test]
     fn names() {
         assert!(validate_name("Kris Burm").is_ok());
-        assert!(validate_name("Éloïse-42").is_ok());
+        assert_eq!(validate_name("Éloïse-42").unwrap(), "Éloïse-42");
+        // Decomposed: stored composed.
+        assert_eq!(validate_name("E\u{301}lo").unwrap(), "\u{c9}lo");
+        for invisible in [
+            "\u{2800}",
+            "a\u{180b}",
+            "\u{600}x",
+            "x\u{70f}",
+            "\u{13430}y",
+            "y\u{1bca0}",
+            "z\u{1d173}",
+            "\u{3164}",
+            "a\u{e0041}",
+        ] {
+            assert!(
+                validate_name(invisible)
+                    .unwrap_err()
+                    .contains("unprintable"),
+                "{invisible:?}"
+            );
+        }
+        assert!(validate_name("\u{301}\u{302}\u{303}")
+            .unwrap_err()
+            .contains("combining mark"));
+        assert!(validate_name("\u{301}abc").is_err());
         assert!(validate_name("").unwrap_err().contains("empty"));
         assert!(validate_name(&"x".repeat(25)).unwrap_err().contains("25"));
         assert!(validate_name("a\u{7}b").unwrap_err().contains("U+0007"));

@@ -154,6 +154,18 @@ impl Hub {
         players: [Seeker; 2],
         seats: Seats,
     ) -> GameId {
+        self.start_game_with(settings, players, seats, false)
+    }
+
+    /// [`Hub::start_game`]; a `private` game (joined by a code) is not listed, and only its
+    /// players may follow it.
+    pub fn start_game_with(
+        self: &Arc<Self>,
+        settings: Settings,
+        players: [Seeker; 2],
+        seats: Seats,
+        private: bool,
+    ) -> GameId {
         let [a, b] = players;
         let (red, black) = if seats == Seats::Random && rand::random::<bool>() {
             (b, a)
@@ -163,7 +175,7 @@ impl Hub {
         let id = self
             .next_game
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        game::spawn(self.clone(), id, settings, [red, black]);
+        game::spawn(self.clone(), id, settings, [red, black], private);
         id
     }
 
@@ -300,7 +312,7 @@ impl Hub {
         let host = lobby.seeks.remove(i);
         lobby.prune(Some(seeker.peer.conn));
         drop(lobby);
-        Ok(self.start_game(host.settings, [host.seeker, seeker], Seats::Random))
+        Ok(self.start_game_with(host.settings, [host.seeker, seeker], Seats::Random, true))
     }
 
     // ----- who is online -----

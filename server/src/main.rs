@@ -50,14 +50,55 @@ struct Args {
     #[arg(long, env = "TAMSK_MAX_CONNS_PER_IP", default_value_t = 16)]
     max_conns_per_ip: usize,
     /// Frames queued per connection before a client that stopped reading is cut off.
-    #[arg(long, env = "TAMSK_OUTBOUND_QUEUE", default_value_t = 128)]
+    #[arg(long, env = "TAMSK_OUTBOUND_QUEUE", default_value_t = 256)]
     outbound_queue: usize,
+    /// Of those, at most this many from games the connection only watches: a watcher
+    /// further behind is dropped from the game (and closed unless it has a seat).
+    #[arg(long, env = "TAMSK_WATCH_BACKLOG", default_value_t = 128)]
+    watch_backlog: usize,
+    /// Watcher counts go out at most this often per game.
+    #[arg(long, env = "TAMSK_WATCHERS_INTERVAL_MS", default_value_t = 500)]
+    watchers_interval_ms: u64,
     /// Events kept per game for reconnects.
     #[arg(long, env = "TAMSK_HISTORY", default_value_t = 256)]
     history: usize,
     /// Bytes of events kept per game for reconnects (the latest is always kept).
     #[arg(long, env = "TAMSK_HISTORY_BYTES", default_value_t = 8 * 1024)]
     history_bytes: usize,
+    /// Open connections in all; the last --connection-reserve of them answer only /healthz.
+    #[arg(long, env = "TAMSK_MAX_CONNECTIONS", default_value_t = 16_384)]
+    max_connections: usize,
+    #[arg(long, env = "TAMSK_CONNECTION_RESERVE", default_value_t = 64)]
+    connection_reserve: usize,
+    /// A request head must arrive within this long (also the idle keep-alive timeout).
+    #[arg(long, env = "TAMSK_HTTP_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    http_header_timeout_ms: u64,
+    /// HTTP requests per address per second (not /healthz), and their burst.
+    #[arg(long, env = "TAMSK_HTTP_RATE_PER_SEC", default_value_t = 20)]
+    http_rate_per_sec: u32,
+    #[arg(long, env = "TAMSK_HTTP_RATE_BURST", default_value_t = 40)]
+    http_rate_burst: u32,
+    /// New connections per address per minute, and their burst.
+    #[arg(long, env = "TAMSK_IP_CONN_PER_MIN", default_value_t = 120)]
+    ip_conn_per_min: u32,
+    #[arg(long, env = "TAMSK_IP_CONN_BURST", default_value_t = 60)]
+    ip_conn_burst: u32,
+    /// Messages per address per second over all its connections, and their burst.
+    #[arg(long, env = "TAMSK_IP_RATE_PER_SEC", default_value_t = 60)]
+    ip_rate_per_sec: u32,
+    #[arg(long, env = "TAMSK_IP_RATE_BURST", default_value_t = 120)]
+    ip_rate_burst: u32,
+    /// New players per address per minute, and their burst.
+    #[arg(long, env = "TAMSK_IP_REGISTER_PER_MIN", default_value_t = 10)]
+    ip_register_per_min: u32,
+    #[arg(long, env = "TAMSK_IP_REGISTER_BURST", default_value_t = 20)]
+    ip_register_burst: u32,
+    /// Players kept in memory; over it the idle ones are forgotten (the database has them).
+    #[arg(long, env = "TAMSK_MAX_PLAYERS_CACHED", default_value_t = 50_000)]
+    max_players_cached: usize,
+    /// Database writes waiting beyond which no new game or player is taken (server_busy).
+    #[arg(long, env = "TAMSK_STORE_BACKLOG_LIMIT", default_value_t = 100_000)]
+    store_backlog_limit: usize,
     /// Lag-measuring ping interval.
     #[arg(long, env = "TAMSK_PING_INTERVAL_MS", default_value_t = 5_000)]
     ping_interval_ms: u64,
@@ -104,7 +145,22 @@ async fn main() -> anyhow::Result<()> {
         rate_per_sec: args.rate_per_sec,
         rate_burst: args.rate_burst,
         max_conns_per_ip: args.max_conns_per_ip,
+        max_connections: args.max_connections,
+        max_players_cached: args.max_players_cached,
+        store_backlog_limit: args.store_backlog_limit,
+        connection_reserve: args.connection_reserve,
+        http_header_timeout: Duration::from_millis(args.http_header_timeout_ms),
+        http_rate_per_sec: args.http_rate_per_sec,
+        http_rate_burst: args.http_rate_burst,
+        ip_conn_per_min: args.ip_conn_per_min,
+        ip_conn_burst: args.ip_conn_burst,
+        ip_rate_per_sec: args.ip_rate_per_sec,
+        ip_rate_burst: args.ip_rate_burst,
+        ip_register_per_min: args.ip_register_per_min,
+        ip_register_burst: args.ip_register_burst,
         outbound_queue: args.outbound_queue,
+        watch_backlog: args.watch_backlog,
+        watchers_interval: Duration::from_millis(args.watchers_interval_ms),
         history: args.history,
         history_bytes: args.history_bytes,
         ping_interval: Duration::from_millis(args.ping_interval_ms),

@@ -73,6 +73,8 @@ pub struct Metrics {
     pub moves: AtomicU64,
     pub actions_refused: AtomicU64,
     pub events: AtomicU64,
+    /// Watchers dropped from a game for not keeping up.
+    pub watchers_dropped: AtomicU64,
     /// Serialising a game's event and handing it to every subscriber's queue.
     pub fanout: Histogram,
     /// How late a game task woke for a deadline.
@@ -85,6 +87,7 @@ impl Default for Metrics {
             connections_open: AtomicI64::new(0),
             connections_total: AtomicU64::new(0),
             games_started: AtomicU64::new(0),
+            watchers_dropped: AtomicU64::new(0),
             actions: AtomicU64::new(0),
             moves: AtomicU64::new(0),
             actions_refused: AtomicU64::new(0),
@@ -122,6 +125,13 @@ pub fn render(hub: &Hub) -> String {
     );
     scalar(
         &mut out,
+        "tamsk_players_cached",
+        "gauge",
+        "Players kept in memory (the idle ones are forgotten over --max-players-cached).",
+        hub.players_cached(),
+    );
+    scalar(
+        &mut out,
         "tamsk_games_live",
         "gauge",
         "Live games (being played, or over and still listed).",
@@ -133,6 +143,13 @@ pub fn render(hub: &Hub) -> String {
         "gauge",
         "Games being played.",
         hub.playing_count(),
+    );
+    scalar(
+        &mut out,
+        "tamsk_watchers_dropped_total",
+        "counter",
+        "Watchers dropped from a game for falling behind it.",
+        load(&m.watchers_dropped),
     );
     scalar(
         &mut out,

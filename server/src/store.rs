@@ -26,7 +26,10 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::{Row, Sqlite, Transaction};
-use tokio::sync::{mpsc, oneshot};
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+use tokio::sync::{mpsc, oneshot, Notify};
 
 /// Writes waiting for the writer task. Room is allocated only as it fills (tokio's queue
 /// grows by blocks of 32), so a large bound costs nothing while the writer keeps up; a
@@ -214,6 +217,60 @@ pub struct Store {
     tx: mpsc::Sender<Write>,
     pool: Option<SqlitePool>,
     pub stats: Arc<StoreStats>,
+    overflow: Arc<Overflow>,
+}
+
+/// Writes that found the queue full, in order, for one forwarding task to hand on as room
+/// comes: nobody who submits ever waits, and nothing overtakes what was submitted before.
+#[derive(Default)]
+struct Overflow {
+    writes: Arc<Mutex<VecDeque<Write>>>,
+    more: Arc<Notify>,
+}
+
+impl Drop for Overflow {
+    /// The last handle of the store went: the forwarding task ends.
+    fn drop(&mut self) {
+        self.more.notify_one();
+    }
+}
+
+impl Overflow {
+    fn len(&self) -> usize {
+        self.writes.lock().expect("overflow lock").len()
+    }
+
+    /// Hands the overflow on to the writer's queue, in order, as room comes; ends with the
+    /// store.
+    fn start_forwarding(&self, tx: &mpsc::Sender<Write>) {
+        let writes = Arc::downgrade(&self.writes);
+        let more = self.more.clone();
+        let tx = tx.downgrade();
+        tokio::spawn(async move {
+            loop {
+                more.notified().await;
+                loop {
+                    let Some(tx) = tx.upgrade() else { return };
+                    let Ok(permit) = tx.reserve().await else {
+                        return;
+                    };
+                    let Some(writes) = writes.upgrade() else {
+                        return;
+                    };
+                    // Taken under the lock with the room in hand: a write submitted
+                    // meanwhile queues behind it.
+                    let mut writes = writes.lock().expect("overflow lock");
+                    match writes.pop_front() {
+                        Some(w) => permit.send(w),
+                        None => break,
+                    }
+                }
+                if writes.strong_count() == 0 {
+                    return;
+                }
+            }
+        });
+    }
 }
 
 impl Store {
@@ -221,6 +278,11 @@ impl Store {
     /// in-memory database when `path` is `None`; runs the migrations, stores the games a
     /// crash cut off, and starts the writer task.
     pub async fn open(path: Option<&Path>) -> anyhow::Result<Store> {
+        Store::open_with(path, WRITE_QUEUE).await
+    }
+
+    /// [`Store::open`] with a writer queue of `queue` writes (before the overflow).
+    pub async fn open_with(path: Option<&Path>, queue: usize) -> anyhow::Result<Store> {
         let pool = match path {
             Some(path) => {
                 let options = SqliteConnectOptions::new()
@@ -260,7 +322,7 @@ impl Store {
                 "stored games cut off by a crash as aborted"
             );
         }
-        let (tx, rx) = mpsc::channel(WRITE_QUEUE);
+        let (tx, rx) = mpsc::channel(queue.max(1));
         let stats = Arc::new(StoreStats::default());
         // The writer has a thread (and a small runtime) of its own: each statement is a
         // round trip to the database thread, and on the main runtime, when it is busy
@@ -278,10 +340,13 @@ impl Store {
                     Err(e) => tracing::error!(error = %e, "store writer cannot start"),
                 }
             })?;
+        let overflow = Arc::new(Overflow::default());
+        overflow.start_forwarding(&tx);
         Ok(Store {
             tx,
             pool: Some(pool),
             stats,
+            overflow,
         })
     }
 
@@ -302,34 +367,39 @@ impl Store {
                 }
             }
         });
+        let overflow = Arc::new(Overflow::default());
+        overflow.start_forwarding(&tx);
         Store {
             tx,
             pool: None,
             stats: Arc::default(),
+            overflow,
         }
     }
 
-    /// Queues a write without ever waiting: when the queue is full, a small task waits
-    /// for room, so nothing is lost.
+    /// Queues a write without ever waiting. When the queue is full, it waits in the
+    /// overflow (in order, behind any write already there) for the forwarding task; the
+    /// server takes no new games or players while [`Store::backlogged`].
     pub fn submit(&self, write: Write) {
+        let mut overflow = self.overflow.writes.lock().expect("overflow lock");
+        if !overflow.is_empty() {
+            overflow.push_back(write);
+            return;
+        }
         match self.tx.try_send(write) {
             Ok(()) => {}
             Err(mpsc::error::TrySendError::Full(write)) => {
+                overflow.push_back(write);
+                self.overflow.more.notify_one();
                 let before = self.stats.queue_full.fetch_add(1, Ordering::Relaxed);
                 // Logged at the 1st, 2nd, 4th, 8th, ... time: an overloaded store must
                 // not also flood the log (the count is in /metrics).
                 if (before + 1).is_power_of_two() {
                     tracing::warn!(
                         times = before + 1,
-                        "store queue full: a task waits for room"
+                        "store queue full: writes wait in the overflow"
                     );
                 }
-                let tx = self.tx.clone();
-                tokio::spawn(async move {
-                    if tx.send(write).await.is_err() {
-                        tracing::error!("store writer gone: a write is lost");
-                    }
-                });
             }
             Err(mpsc::error::TrySendError::Closed(_)) => {
                 tracing::error!("store writer gone: a write is lost");
@@ -337,17 +407,47 @@ impl Store {
         }
     }
 
-    /// Waits until everything queued so far is written.
+    /// Waits until everything submitted so far is written.
     pub async fn flush(&self) {
         let (tx, rx) = oneshot::channel();
-        if self.tx.send(Write::Flush(tx)).await.is_ok() {
-            let _ = rx.await;
-        }
+        self.submit(Write::Flush(tx));
+        let _ = rx.await;
+    }
+
+    /// Writes waiting, in the queue and in the overflow.
+    pub fn backlog(&self) -> usize {
+        self.queued() + self.overflow.len()
+    }
+
+    /// More than `limit` writes wait: take no new games or players until it drains.
+    pub fn backlogged(&self, limit: usize) -> bool {
+        self.backlog() > limit
     }
 
     /// Writes waiting for the writer.
     pub fn queued(&self) -> usize {
         self.tx.max_capacity() - self.tx.capacity()
+    }
+
+    /// Stores a new player at once (not through the writer: the answer says whether the
+    /// name is free); `Ok(false)`: another player has the name, or one equal but for case.
+    pub async fn register_player(&self, row: &PlayerRow) -> anyhow::Result<bool> {
+        let Some(pool) = &self.pool else {
+            return Ok(true);
+        };
+        let done = sqlx::query(
+            "INSERT INTO players (id, name, name_key, token_hash, created_ms, is_bot) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+        )
+        .bind(&row.id)
+        .bind(&row.name)
+        .bind(crate::limits::name_key(&row.name))
+        .bind(&row.token_hash)
+        .bind(ms(row.created_ms))
+        .bind(row.is_bot as i64)
+        .execute(pool)
+        .await?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// Stores a new player and waits until it is on disk (for a connection, never a game).
@@ -621,11 +721,12 @@ async fn write_batch(pool: &SqlitePool, batch: &[Write]) -> anyhow::Result<()> {
         match w {
             Write::Player(p, _) => {
                 sqlx::query(
-                    "INSERT INTO players (id, name, token_hash, created_ms, is_bot) \
-                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
+                    "INSERT INTO players (id, name, name_key, token_hash, created_ms, is_bot) \
+                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
                 )
                 .bind(&p.id)
                 .bind(&p.name)
+                .bind(crate::limits::name_key(&p.name))
                 .bind(&p.token_hash)
                 .bind(ms(p.created_ms))
                 .bind(p.is_bot as i64)
@@ -727,4 +828,133 @@ async fn write_end(tx: &mut Transaction<'_, Sqlite>, end: &GameEnd) -> anyhow::R
         .execute(&mut **tx)
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::record::EntryKind;
+    use protocol::settings::{Level, Settings};
+
+    fn player(id: &str) -> PlayerRef {
+        PlayerRef {
+            player_id: id.into(),
+            name: id.into(),
+        }
+    }
+
+    /// A burst far over the queue waits in one ordered overflow: no task per write
+    /// (before: one each), and the game's end still comes after all its entries (an
+    /// entry written after the end would be left in the journal).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_overflow_keeps_order_without_a_task_per_write() {
+        let store = Store::open_with(None, 4).await.unwrap();
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let tasks = metrics.num_alive_tasks();
+        let start = GameStart {
+            id: 1,
+            red: player("r"),
+            black: player("b"),
+            settings: Settings::blitz(Level::One),
+            started_ms: 1,
+        };
+        store.submit(Write::GameStarted(start.clone()));
+        for idx in 0..2_000 {
+            store.submit(Write::Entry {
+                game: 1,
+                idx,
+                entry: Entry {
+                    at_ms: idx,
+                    kind: EntryKind::Advance,
+                },
+            });
+        }
+        let game = protocol::game::Game::new(start.settings.clone());
+        let end = GameEnd::of(start, &game, Vec::new(), 5_000, Some("test"));
+        store.submit(Write::GameEnded(Box::new(end), None));
+        assert!(
+            metrics.num_alive_tasks() <= tasks,
+            "{} tasks, {tasks} before",
+            metrics.num_alive_tasks()
+        );
+        assert!(
+            store.stats.queue_full.load(Ordering::Relaxed) > 0,
+            "overflowed"
+        );
+        store.flush().await;
+        assert_eq!(store.backlog(), 0);
+        let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM live_entries WHERE game_id = 1")
+            .fetch_one(store.pool.as_ref().unwrap())
+            .await
+            .unwrap();
+        assert_eq!(left, 0, "entries written after the end");
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    fn row(id: &str, name: &str) -> PlayerRow {
+        PlayerRow {
+            id: id.into(),
+            name: name.into(),
+            token_hash: format!("hash-{id}"),
+            created_ms: 1,
+            is_bot: false,
+        }
+    }
+
+    /// A database from before unique names, with names equal but for case, takes the
+    /// migration; from then on a name is free only if no player has it in any case.
+    #[tokio::test]
+    async fn names_become_unique_on_an_old_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("old.db");
+        let only_first = dir.path().join("migrations");
+        std::fs::create_dir(&only_first).unwrap();
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/migrations/20250101000000_init.sql"
+            ),
+            only_first.join("20250101000000_init.sql"),
+        )
+        .unwrap();
+        {
+            let options = SqliteConnectOptions::new()
+                .filename(&db)
+                .create_if_missing(true);
+            let pool = SqlitePoolOptions::new()
+                .connect_with(options)
+                .await
+                .unwrap();
+            sqlx::migrate::Migrator::new(only_first.as_path())
+                .await
+                .unwrap()
+                .run(&pool)
+                .await
+                .unwrap();
+            for (id, name) in [("1", "Ann"), ("2", "ann"), ("3", "Ben")] {
+                sqlx::query(
+                    "INSERT INTO players (id, name, token_hash, created_ms) VALUES ($1, $2, $3, 1)",
+                )
+                .bind(id)
+                .bind(name)
+                .bind(format!("old-{id}"))
+                .execute(&pool)
+                .await
+                .unwrap();
+            }
+            pool.close().await;
+        }
+        let store = Store::open(Some(&db)).await.unwrap();
+        assert!(!store.register_player(&row("a", "ANN")).await.unwrap());
+        assert!(!store.register_player(&row("b", "bEN")).await.unwrap());
+        assert!(store.register_player(&row("c", "Cid")).await.unwrap());
+        assert!(!store.register_player(&row("d", "CID")).await.unwrap());
+        // The older players are all still there.
+        let ann = store.player_by_token_hash("old-2").await.unwrap().unwrap();
+        assert_eq!(ann.name, "ann");
+    }
 }

@@ -122,8 +122,11 @@ async fn player(addr: &str, name: &str) -> Ws {
 /// Two players in a Level 1 game: (red, black, game id).
 async fn game(addr: &str) -> (Ws, Ws, GameId) {
     let settings = Settings::blitz(Level::One);
-    let mut a = player(addr, "Ann").await;
-    let mut b = player(addr, "Ben").await;
+    // Names are unique, also across restarts on one database: new players each game.
+    static GAMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = GAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut a = player(addr, &format!("Ann{n}")).await;
+    let mut b = player(addr, &format!("Ben{n}")).await;
     send(
         &mut a,
         &ClientMessage::Seek {

@@ -40,6 +40,16 @@ pub fn test_config() -> Config {
         // The bounds the rules page fixes, as short as `Settings::blitz` has them.
         abort_ms: Settings::blitz(protocol::settings::Level::One).abort_ms,
         late_release_ms: Settings::blitz(protocol::settings::Level::One).late_release_ms,
+        // Every test client comes from 127.0.0.1: the per-address budgets are tested on
+        // their own (tests/limits.rs).
+        ip_conn_per_min: 1_000_000,
+        ip_conn_burst: 100_000,
+        ip_rate_per_sec: 1_000_000,
+        ip_rate_burst: 100_000,
+        ip_register_per_min: 1_000_000,
+        ip_register_burst: 100_000,
+        http_rate_per_sec: 1_000_000,
+        http_rate_burst: 100_000,
         ..Config::default()
     }
 }
@@ -266,10 +276,31 @@ impl Client {
 
     /// Reads until the connection closes; returns the close frame's code if any.
     pub async fn closed(&mut self) -> Option<u16> {
+        self.closed_with().await.map(|(code, _)| code)
+    }
+
+    /// Reads until the connection closes; returns the close frame's code and reason.
+    pub async fn closed_with(&mut self) -> Option<(u16, String)> {
         loop {
-            match within("close", self.ws.next()).await {
-                None | Some(Err(_)) => return None,
-                Some(Ok(Message::Close(frame))) => return frame.map(|f| u16::from(f.code)),
+            if let Err(close) = self.recv_or_close().await {
+                return close;
+            }
+        }
+    }
+
+    /// The next message (lobby ones included, as they come), or how the connection
+    /// ended: the close frame's code and reason, `None` if it ended without one.
+    pub async fn recv_or_close(&mut self) -> Result<ServerFrame, Option<(u16, String)>> {
+        loop {
+            match within("a message or the close", self.ws.next()).await {
+                None | Some(Err(_)) => return Err(None),
+                Some(Ok(Message::Close(frame))) => {
+                    return Err(frame.map(|f| (u16::from(f.code), f.reason.to_string())))
+                }
+                Some(Ok(Message::Text(text))) => {
+                    return Ok(serde_json::from_str(text.as_str())
+                        .unwrap_or_else(|e| panic!("bad server message {text}: {e}")))
+                }
                 Some(Ok(_)) => continue,
             }
         }
@@ -436,8 +467,11 @@ pub fn engine_events(ev: &GameEvent) -> &[Event] {
 
 /// Two new players seek `settings`; returns them seated as `(red, black)`.
 pub async fn start_game(server: &TestServer, settings: &Settings) -> (Follower, Follower) {
-    let mut a = Client::new_player(server, "Alice").await;
-    let mut b = Client::new_player(server, "Bob").await;
+    // Names are unique: each game's players are new ones.
+    static GAMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = GAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut a = Client::new_player(server, &format!("Alice{n}")).await;
+    let mut b = Client::new_player(server, &format!("Bob{n}")).await;
     a.send(&ClientMessage::Seek {
         settings: settings.clone(),
     })
@@ -539,10 +573,27 @@ pub async fn get_json(addr: SocketAddr, path: &str) -> serde_json::Value {
 
 /// A plain HTTP/1.1 GET over a real socket, with an optional `Accept` header.
 pub async fn http_get(addr: SocketAddr, path: &str, accept: Option<&str>) -> HttpResponse {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut s = within("http connect", TcpStream::connect(addr))
+    let s = within("http connect", TcpStream::connect(addr))
         .await
         .expect("connect");
+    http_get_on(s, path, accept).await
+}
+
+/// A TCP connection to `to` from the loopback address `from` (127.0.0.2, say: another
+/// client address for the server's per-address limits).
+pub async fn tcp_from(from: &str, to: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(format!("{from}:0").parse().expect("address"))
+        .expect("bind");
+    within("tcp connect", socket.connect(to))
+        .await
+        .expect("connect")
+}
+
+/// A GET on a connected stream, with `Connection: close`.
+pub async fn http_get_on(mut s: TcpStream, path: &str, accept: Option<&str>) -> HttpResponse {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let accept = accept.map_or(String::new(), |a| format!("Accept: {a}\r\n"));
     let req = format!("GET {path} HTTP/1.1\r\nHost: test\r\n{accept}Connection: close\r\n\r\n");
     s.write_all(req.as_bytes()).await.expect("write");

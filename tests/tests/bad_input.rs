@@ -5,6 +5,9 @@ use protocol::game::{Action, Event, Player};
 use protocol::settings::{Level, Settings};
 use protocol::wire::{ClientMessage, ServerMessage, PROTOCOL_VERSION};
 use tamsk_tests::*;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::Message;
 
 #[tokio::test]
@@ -13,18 +16,12 @@ async fn bad_messages_before_and_at_hello() {
     let mut c = Client::connect(&server).await;
     c.send(&ClientMessage::ListGames).await;
     c.expect_error("hello_first").await;
-    c.send_raw("{\"type\": \"hello\", ").await;
-    assert!(c.expect_error("bad_json").await.contains("malformed JSON"));
     c.send_raw("[1, 2, 3]").await;
     c.expect_error("bad_message").await;
     c.send_raw(r#"{"type":"teleport","to":"d4"}"#).await;
     assert!(c.expect_error("unknown_message").await.contains("teleport"));
     c.send_raw(r#"{"type":"hello","version":"one"}"#).await;
     c.expect_error("bad_message").await;
-    within("binary", c.ws.send(Message::binary(vec![1u8, 2, 3])))
-        .await
-        .unwrap();
-    c.expect_error("binary_frame").await;
     let hello = |name: &str| ClientMessage::Hello {
         version: PROTOCOL_VERSION,
         name: Some(name.into()),
@@ -44,6 +41,10 @@ async fn bad_messages_before_and_at_hello() {
         "new\nline",
         "evil\u{202E}txt",
         " padded",
+        "\u{2800}",
+        "braille\u{2800}blank",
+        "mongol\u{180b}",
+        "\u{301}\u{302}",
     ] {
         c.send(&hello(bad)).await;
         c.expect_error("bad_name").await;
@@ -158,4 +159,80 @@ async fn bad_actions_change_nothing() {
     red.expect_error("game_over").await;
     black.act(Action::Resign).await;
     black.expect_error("game_over").await;
+}
+
+/// Sends `frame` on a fresh connection (after a hello); expects the error `code`, then
+/// the close frame `close`.
+async fn closes_with(server: &TestServer, frame: Message, code: &str, close: (u16, &str)) {
+    let mut c = Client::new_player(server, &format!("Rude {code}")).await;
+    within("send", c.ws.send(frame)).await.unwrap();
+    c.expect_error(code).await;
+    assert_eq!(
+        c.closed_with().await,
+        Some((close.0, close.1.to_string())),
+        "after {code}"
+    );
+}
+
+/// Protocol violations close the connection with the code RFC 6455 gives them and a
+/// reason, after an error telling why (before: no close, or 1000 "bye").
+#[tokio::test]
+async fn protocol_violations_close_with_rfc6455_codes() {
+    let server = TestServer::start().await;
+    closes_with(
+        &server,
+        Message::text("{\"type\": \"hello\", "),
+        "bad_json",
+        (1007, "invalid payload: not JSON"),
+    )
+    .await;
+    closes_with(
+        &server,
+        Message::binary(vec![1u8, 2, 3]),
+        "binary_frame",
+        (1003, "binary frames are not accepted"),
+    )
+    .await;
+    let not_utf8 = Frame::message(vec![b'"', 0xff, 0xfe, b'"'], OpCode::Data(Data::Text), true);
+    closes_with(
+        &server,
+        Message::Frame(not_utf8),
+        "bad_utf8",
+        (1007, "invalid payload: text is not UTF-8"),
+    )
+    .await;
+    let reserved = Frame::message(vec![1u8], OpCode::Data(Data::Reserved(3)), true);
+    closes_with(
+        &server,
+        Message::Frame(reserved),
+        "protocol_error",
+        (1002, "websocket protocol error"),
+    )
+    .await;
+    closes_with(
+        &server,
+        Message::text(format!(
+            r#"{{"type":"ping","pad":"{}"}}"#,
+            "x".repeat(70_000)
+        )),
+        "frame_too_large",
+        (1009, "message too big"),
+    )
+    .await;
+}
+
+/// A client's close frame is echoed (before: the client saw 1006, no close frame).
+#[tokio::test]
+async fn a_clients_close_is_echoed() {
+    let server = TestServer::start().await;
+    let mut c = Client::new_player(&server, "Polite").await;
+    let frame = CloseFrame {
+        code: 1000.into(),
+        reason: "done for today".into(),
+    };
+    within("close", c.ws.close(Some(frame))).await.unwrap();
+    assert_eq!(
+        c.closed_with().await,
+        Some((1000, "done for today".to_string()))
+    );
 }

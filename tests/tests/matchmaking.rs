@@ -3,7 +3,7 @@
 
 use protocol::game::{Action, Event, Player};
 use protocol::settings::{Level, Settings};
-use protocol::wire::{ClientMessage, LobbyMessage, ServerMessage};
+use protocol::wire::{ClientMessage, LobbyMessage, ServerMessage, PROTOCOL_VERSION};
 use tamsk_tests::*;
 use tokio::time::Duration;
 
@@ -61,7 +61,7 @@ async fn the_queue_matches_equal_settings_with_seats_drawn_at_random() {
     for _ in 0..20 {
         let (red, black) = start_game(&server, &l1).await;
         // start_game's first seeker is "Alice".
-        first_seeker_seats.push(if red.client.name == "Alice" {
+        first_seeker_seats.push(if red.client.name.starts_with("Alice") {
             Player::Red
         } else {
             Player::Black
@@ -296,15 +296,27 @@ async fn a_challenge_is_declined_or_accepted() {
         .await;
         a.expect_error(code).await;
     }
-    // Two online players with the same name: only an id will do.
-    let _c1 = Client::new_player(&server, "Twin").await;
-    let _c2 = Client::new_player(&server, "Twin").await;
+    // Names are unique whatever their case, so a name names one player.
+    let twin = Client::new_player(&server, "Twin").await;
+    for same in ["Twin", "TWIN", "twin"] {
+        let mut c = Client::connect(&server).await;
+        c.send(&ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: Some(same.into()),
+            token: None,
+        })
+        .await;
+        assert!(c.expect_error("name_taken").await.contains("token"));
+    }
     a.send(&ClientMessage::Challenge {
         to: "Twin".into(),
         settings,
     })
     .await;
-    a.expect_error("ambiguous_player").await;
+    match a.recv_lobby().await {
+        LobbyMessage::ChallengeSent { to, .. } => assert_eq!(to.player_id, twin.player_id),
+        other => panic!("expected challenge_sent, got {other:?}"),
+    }
 }
 
 /// A challenge that is not answered expires; one whose challenger leaves is closed;

@@ -177,8 +177,27 @@ async fn games_and_players_survive_a_restart() {
         .await;
     let token = red.client.token.clone();
     let player_id = red.client.player_id.clone();
-    // A second game, live when the server stops.
-    let (mut red2, mut black2) = start_game(&server, &settings).await;
+    let name = red.client.name.clone();
+    // A second game of the same player, live when the server stops.
+    let mut again = red.client;
+    again
+        .send(&ClientMessage::Seek {
+            settings: settings.clone(),
+        })
+        .await;
+    let mut other = Client::new_player(&server, "Dora").await;
+    other
+        .send(&ClientMessage::Seek {
+            settings: settings.clone(),
+        })
+        .await;
+    let again = Follower::await_snapshot(again).await;
+    let other = Follower::await_snapshot(other).await;
+    let (mut red2, mut black2) = if again.seat() == Player::Red {
+        (again, other)
+    } else {
+        (other, again)
+    };
     let live = red2.game;
     assert!(live > finished);
     red2.act(mv("d1", "d2", true)).await;
@@ -203,8 +222,7 @@ async fn games_and_players_survive_a_restart() {
         1,
         "the move before the stop is kept"
     );
-    // Both of Alice's games are listed, newest first.
-    let name = red.client.name.clone();
+    // Both of the player's games are listed, newest first.
     let list = get_json(server.addr, &format!("/games?player={name}")).await;
     let ids: Vec<u64> = list["games"]
         .as_array()
@@ -238,4 +256,13 @@ async fn games_and_players_survive_a_restart() {
     assert!(f.game > live, "ids are not reused: {} after {live}", f.game);
     let all = get_json(server.addr, "/games").await;
     assert_eq!(all["games"].as_array().unwrap().len(), 2);
+    // Names stay taken across a restart, whatever their case.
+    let mut c = Client::connect(&server).await;
+    c.send(&ClientMessage::Hello {
+        version: protocol::wire::PROTOCOL_VERSION,
+        name: Some("DORA".into()),
+        token: None,
+    })
+    .await;
+    c.expect_error("name_taken").await;
 }

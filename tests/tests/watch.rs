@@ -90,3 +90,46 @@ async fn watcher_receives_exactly_the_players_stream() {
         ServerMessage::Watchers { count: 0, .. }
     ));
 }
+
+/// A private game (joined by its code) is not in the live list, and nobody but its players
+/// can follow it by id (before: listed and watchable by anyone).
+#[tokio::test]
+async fn private_games_are_not_listed_nor_watchable() {
+    let server = TestServer::start().await;
+    let settings = Settings::blitz(Level::One);
+    let mut host = Client::new_player(&server, "Host").await;
+    host.send(&ClientMessage::Host {
+        settings: settings.clone(),
+    })
+    .await;
+    let protocol::wire::LobbyMessage::Hosting { code, .. } = host.recv_lobby().await else {
+        panic!("expected hosting")
+    };
+    let mut guest = Client::new_player(&server, "Guest").await;
+    guest.send(&ClientMessage::JoinCode { code }).await;
+    let host = Follower::await_snapshot(host).await;
+    let guest = Follower::await_snapshot(guest).await;
+    assert_eq!(host.game, guest.game);
+    let mut nosy = Client::new_player(&server, "Nosy").await;
+    nosy.send(&ClientMessage::ListGames).await;
+    let ServerMessage::Games { games } = nosy.recv().await else {
+        panic!("expected the list of games")
+    };
+    assert!(games.is_empty(), "{games:?}");
+    nosy.send(&ClientMessage::Watch {
+        game: host.game,
+        after_seq: None,
+    })
+    .await;
+    nosy.expect_error("unknown_game").await;
+    // Its players may still come back to it.
+    let mut again = Client::returning(&server, &host.client.token).await.0;
+    again
+        .send(&ClientMessage::Join {
+            game: host.game,
+            after_seq: None,
+        })
+        .await;
+    let back = Follower::await_snapshot(again).await;
+    assert_eq!(back.game, host.game);
+}
