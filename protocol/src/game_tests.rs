@@ -796,6 +796,7 @@ fn third_repetition_ends_the_game() {
     assert_eq!(round, 1);
     assert_eq!(outcome.reason, EndReason::Repetition);
     assert_eq!(outcome.winner, None, "Level 1, equal rings");
+    assert_eq!(g.move_count(), 8, "every move counts, the last one too");
 }
 
 // ----- section 6: tiebreak -----
