@@ -336,27 +336,23 @@ impl GameTask {
             GameCmd::Act { received, .. } | GameCmd::Lag { received, .. } => *received < due,
             _ => false,
         };
-        let mut looked = 0;
-        loop {
-            if !self.game.is_playing() {
-                return self.deferred.pop_front();
-            }
-            // Taken out of turn: what is queued ahead of it was read later (one
-            // connection's frames are read in order, so its own order is kept).
-            if let Some(i) = self.deferred.iter().position(read_before) {
-                return self.deferred.remove(i);
-            }
-            if looked >= self.hub.config.game_queue {
-                return None;
-            }
-            match rx.try_recv() {
-                Ok(cmd) => {
-                    self.deferred.push_back(cmd);
-                    looked += 1;
-                }
-                Err(_) => return None,
-            }
+        if !self.game.is_playing() {
+            return self.deferred.pop_front();
         }
+        // Taken out of turn: what is queued ahead of it was read later (one connection's
+        // frames are read in order, so its own order is kept).
+        if let Some(i) = self.deferred.iter().position(read_before) {
+            return self.deferred.remove(i);
+        }
+        // Bounded: at most a queue's worth of commands wait here.
+        while self.deferred.len() < self.hub.config.game_queue {
+            let Ok(cmd) = rx.try_recv() else { break };
+            if read_before(&cmd) {
+                return Some(cmd);
+            }
+            self.deferred.push_back(cmd);
+        }
+        None
     }
 
     /// The end is on disk (or the store did not answer in time): announce it.
