@@ -266,3 +266,55 @@ async fn games_and_players_survive_a_restart() {
     .await;
     c.expect_error("name_taken").await;
 }
+
+/// A game ended by repetition counts every move, the last one too, in `/games` and
+/// `/games/{id}` (reported one short by a referee).
+#[tokio::test]
+async fn a_game_ended_by_repetition_counts_every_move() {
+    let server = TestServer::start().await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let id = red.game;
+    let shuffle = [
+        (Player::Red, "d1", "d2"),
+        (Player::Black, "a1", "b1"),
+        (Player::Red, "d2", "d1"),
+        (Player::Black, "b1", "a1"),
+    ];
+    let mut released = 0;
+    'game: for round in 0..4 {
+        for (p, from, to) in shuffle {
+            let (mover, other) = match p {
+                Player::Red => (&mut red, &mut black),
+                Player::Black => (&mut black, &mut red),
+            };
+            mover.act(mv(from, to, false)).await;
+            // The start that completes the third repetition is not carried out: the game
+            // ends just before it (docs/RULES.md decision 11).
+            let (ev, e) = mover
+                .until("the release or the end", |e| {
+                    matches!(e, Event::MoveReleased { .. } | Event::GameEnded { .. })
+                })
+                .await;
+            other.catch_up_to(mover.seq).await;
+            if matches!(e, Event::MoveReleased { .. }) {
+                released += 1;
+            }
+            if engine_events(&ev)
+                .iter()
+                .any(|e| matches!(e, Event::GameEnded { .. }))
+            {
+                break 'game;
+            }
+            assert!(round < 3, "the game should have ended by repetition");
+        }
+    }
+    let Some(outcome) = red.replica.outcome().cloned() else {
+        panic!("over: {:?}", red.replica.status())
+    };
+    assert_eq!(outcome.reason, protocol::game::EndReason::Repetition);
+    assert_eq!(red.replica.move_count(), released);
+    let v = get_json(server.addr, &format!("/games/{id}")).await;
+    assert_eq!(v["move_count"], released, "{v}");
+    let list = get_json(server.addr, &format!("/games?player={}", red.client.name)).await;
+    assert_eq!(list["games"][0]["move_count"], released, "{list}");
+}
