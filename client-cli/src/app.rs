@@ -241,6 +241,10 @@ pub struct App {
     pub exit_code: u8,
     /// Quit as soon as the game is over (plain mode).
     pub quit_when_over: bool,
+    /// Ring the terminal bell on low-time warnings (`--no-bell` turns it off).
+    pub bell: bool,
+    /// Low-time warnings given, and the flash in progress.
+    pub alerts: crate::countdown::Alerts,
     base: Instant,
     /// The server's wall clock in the welcome, and when it arrived.
     welcomed: Option<(u64, Instant)>,
@@ -309,6 +313,8 @@ impl App {
             quit: false,
             exit_code: 0,
             quit_when_over: false,
+            bell: true,
+            alerts: Default::default(),
             base,
             welcomed: None,
             last_ping: None,

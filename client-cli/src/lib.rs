@@ -3,7 +3,9 @@
 
 pub mod app;
 pub mod clock;
+pub mod compact;
 pub mod config;
+pub mod countdown;
 pub mod games;
 pub mod http;
 pub mod net;

@@ -33,6 +33,9 @@ struct Cli {
     /// Line mode with one JSON object per line.
     #[arg(long, global = true)]
     json: bool,
+    /// No terminal bell when time runs low (the screen still flashes).
+    #[arg(long, global = true)]
+    no_bell: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -343,6 +346,7 @@ fn main() -> ExitCode {
         Instant::now(),
     );
     app.resume = account.as_ref().and_then(|a| a.game);
+    app.bell = !cli.no_bell;
     let plain = cli.plain
         || cli.json
         || matches!(mode, Mode::Games { .. })

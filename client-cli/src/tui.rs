@@ -50,6 +50,12 @@ pub async fn run(mut s: Session) -> u8 {
         }
         // Plain-mode lines are not printed here: the log shows them.
         s.app.take_output();
+        if s.app.check_alerts(Instant::now()) {
+            // The terminal bell; the flash is drawn from the app state.
+            use std::io::Write;
+            let mut out = std::io::stdout();
+            let _ = out.write_all(b"\x07").and_then(|_| out.flush());
+        }
         s.save_config();
         if s.app.quit {
             break;

@@ -29,9 +29,40 @@ use ratatui::Frame;
 use crate::app::{describe_settings, game_line, App, Confirm, Find, GameView, LogKind, Phase};
 use crate::words;
 
-/// The smallest terminal the whole screen fits in.
-pub const MIN_WIDTH: u16 = 96;
-pub const MIN_HEIGHT: u16 = 36;
+/// The smallest terminal the compact board fits in.
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+/// From this size on, the large board.
+pub const LARGE_WIDTH: u16 = 100;
+pub const LARGE_HEIGHT: u16 = 36;
+
+/// Which layout a game is drawn in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Size {
+    /// The compact board (80×24 and up): short bars, no blank lines.
+    Compact,
+    /// The network server's board (100×36 and up).
+    Large,
+}
+
+impl Size {
+    /// The layout for a terminal of `width`×`height`; `None` when it is too small.
+    pub fn of(width: u16, height: u16) -> Option<Size> {
+        if width >= LARGE_WIDTH && height >= LARGE_HEIGHT {
+            Some(Size::Large)
+        } else if width >= MIN_WIDTH && height >= MIN_HEIGHT {
+            Some(Size::Compact)
+        } else {
+            None
+        }
+    }
+    fn bar(self) -> usize {
+        match self {
+            Size::Compact => 8,
+            Size::Large => 16,
+        }
+    }
+}
 
 const PANEL_COLUMN: u16 = LEGEND_COLUMN as u16 + 2;
 
@@ -79,6 +110,24 @@ fn mark_bg(m: Mark) -> Color {
         Mark::Cursor => Color::Blue,
         Mark::Destination => Color::Indexed(22),
         Mark::Losing => Color::Indexed(52),
+    }
+}
+
+/// Each socket's highlight colour. The cursor wins over a destination (so that it stays
+/// visible on the lit sockets), a losing destination over a plain one.
+pub fn board_styles(marks: &[(Square, Mark)]) -> impl Fn(Square) -> Option<Color> + '_ {
+    let rank = |m: Mark| match m {
+        Mark::Cursor => 2,
+        Mark::Losing => 1,
+        Mark::Destination => 0,
+    };
+    move |s| {
+        marks
+            .iter()
+            .filter(|(at, _)| *at == s)
+            .map(|&(_, m)| m)
+            .max_by_key(|&m| rank(m))
+            .map(mark_bg)
     }
 }
 
@@ -131,11 +180,13 @@ pub fn board(game: &Game, now: u64, marks: &[(Square, Mark)]) -> Vec<Line<'stati
             }
         }
     }
-    for &(s, m) in marks {
+    let marked = board_styles(marks);
+    for s in Square::ALL {
+        let Some(bg) = marked(s) else { continue };
         for (l, x, w) in render::cell(s).interior() {
             // Labels keep their player's colours.
             for st in styles[l][x..x + w].iter_mut().filter(|st| st.bg.is_none()) {
-                *st = st.bg(mark_bg(m));
+                *st = st.bg(bg);
             }
         }
     }
@@ -176,6 +227,30 @@ pub fn sand_bar(left: u64, total: u64, width: usize) -> String {
 
 /// One hourglass: where it is and its sand.
 pub fn glass_line(game: &Game, glass: Glass, now: u64) -> Line<'static> {
+    glass_line_sized(game, glass, now, Size::Large.bar(), false)
+}
+
+/// The sand `glass` would have on top if it were picked up (flipped) at `now`.
+pub fn after_flip(game: &Game, glass: Glass, now: u64) -> u64 {
+    let state = game.glass(glass);
+    let total = game.settings().hourglass_ms;
+    if state.started {
+        total - state.remaining(now).min(total)
+    } else {
+        // A glass that never ran has all its sand below: the flip puts it on top.
+        total
+    }
+}
+
+/// One hourglass with a bar of `bar` cells; `preview`: it is the one under the cursor,
+/// about to be picked up, so the sand it will have after the flip is shown.
+fn glass_line_sized(
+    game: &Game,
+    glass: Glass,
+    now: u64,
+    bar: usize,
+    preview: bool,
+) -> Line<'static> {
     let state = game.glass(glass);
     let place = state.square.map_or("off".to_string(), |s| s.to_string());
     let mut spans = vec![
@@ -198,7 +273,7 @@ pub fn glass_line(game: &Game, glass: Glass, now: u64) -> Line<'static> {
         // Level 1: sand does not count.
     } else if !state.started {
         spans.push(Span::styled(
-            format!("{} not started", sand_bar(0, total, 16)),
+            format!("{} not started", sand_bar(0, total, bar)),
             dim(),
         ));
     } else {
@@ -212,10 +287,16 @@ pub fn glass_line(game: &Game, glass: Glass, now: u64) -> Line<'static> {
             }
         };
         spans.push(Span::styled(
-            sand_bar(left, total, 16),
+            sand_bar(left, total, bar),
             Style::new().fg(colour).bg(Color::Indexed(236)),
         ));
         spans.push(Span::raw(format!(" {:>6}", words::seconds(left))));
+    }
+    if preview && game.settings().level.timed() && !state.is_dead() {
+        spans.push(Span::styled(
+            format!(" flip→{}", words::seconds(after_flip(game, glass, now))),
+            Style::new().fg(Color::Cyan),
+        ));
     }
     if held {
         spans.push(Span::styled(
@@ -227,7 +308,7 @@ pub fn glass_line(game: &Game, glass: Glass, now: u64) -> Line<'static> {
 }
 
 /// A seat's heading: name, turn marker, connection, rings.
-fn seat_lines(view: &GameView, p: Player, app: &App, now: u64) -> Vec<Line<'static>> {
+fn seat_lines(view: &GameView, p: Player, app: &App, now: u64, size: Size) -> Vec<Line<'static>> {
     let game = &view.replica;
     let seat = view.seat_view(p);
     let mut head = vec![
@@ -250,7 +331,11 @@ fn seat_lines(view: &GameView, p: Player, app: &App, now: u64) -> Vec<Line<'stat
             Style::new().fg(Color::LightRed),
         )
     } else if seat.connected {
-        Span::styled("● connected", Style::new().fg(Color::Green))
+        let text = match size {
+            Size::Large => "● connected",
+            Size::Compact => "● online",
+        };
+        Span::styled(text, Style::new().fg(Color::Green))
     } else {
         let left = seat
             .grace_until_ms
@@ -258,11 +343,11 @@ fn seat_lines(view: &GameView, p: Player, app: &App, now: u64) -> Vec<Line<'stat
             .unwrap_or_default();
         Span::styled(format!("○ away{left}"), Style::new().fg(Color::Yellow))
     };
-    let mut second = vec![
-        Span::raw("  "),
-        conn,
-        Span::raw(format!(" · {} rings left", game.rings_left(p))),
-    ];
+    let rings = match size {
+        Size::Large => format!(" · {} rings left", game.rings_left(p)),
+        Size::Compact => format!(" · {} rings", game.rings_left(p)),
+    };
+    let mut second = vec![Span::raw("  "), conn, Span::raw(rings)];
     // Our own lag as we measure it; another seat's as the server measured it.
     let lag = if view.seat == Some(p) {
         app.lag_ms
@@ -270,7 +355,7 @@ fn seat_lines(view: &GameView, p: Player, app: &App, now: u64) -> Vec<Line<'stat
         seat.lag_ms
     };
     if let Some(lag) = lag {
-        second.push(Span::raw(format!(" · lag {lag} ms")));
+        second.push(Span::raw(format!(" · lag {lag}ms")));
     }
     if let Some(c) = game.clock_left(p, now) {
         second.push(Span::raw(format!(" · clock {}", words::seconds(c))));
@@ -286,6 +371,17 @@ fn seat_lines(view: &GameView, p: Player, app: &App, now: u64) -> Vec<Line<'stat
 
 /// The 15-second timer (Level 3).
 pub fn neutral_line(game: &Game, now: u64) -> Option<Line<'static>> {
+    neutral_line_sized(game, now, Size::Large.bar(), None)
+}
+
+/// The 15-second timer with a bar of `bar` cells, from `me`'s point of view (on him,
+/// it says so in red).
+fn neutral_line_sized(
+    game: &Game,
+    now: u64,
+    bar: usize,
+    me: Option<Player>,
+) -> Option<Line<'static>> {
     if game.settings().level != protocol::Level::Three {
         return None;
     }
@@ -293,19 +389,38 @@ pub fn neutral_line(game: &Game, now: u64) -> Option<Line<'static>> {
     let total = game.settings().neutral_ms;
     let left = n.sand.remaining(now);
     Some(match game.neutral_judges() {
+        Some(target) if left > 0 && me == Some(target) => Line::from(vec![
+            Span::styled(
+                "Timer on YOU ",
+                Style::new()
+                    .fg(Color::LightRed)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(
+                sand_bar(left, total, bar),
+                Style::new().fg(Color::LightRed).bg(Color::Indexed(236)),
+            ),
+            Span::styled(
+                format!(" {:>6}", words::seconds(left)),
+                Style::new().add_modifier(Modifier::BOLD),
+            ),
+        ]),
         Some(target) if left > 0 => Line::from(vec![
             Span::styled("15-second timer on ", Style::new().fg(Color::Yellow)),
             Span::styled(format!("{target}"), player_text(target)),
             Span::raw(" "),
             Span::styled(
-                sand_bar(left, total, 16),
+                sand_bar(left, total, bar),
                 Style::new().fg(Color::Yellow).bg(Color::Indexed(236)),
             ),
             Span::raw(format!(" {:>6}", words::seconds(left))),
         ]),
         _ if left > 0 && game.is_playing() => Line::from(vec![
-            Span::styled("15-second timer, judging nobody ", dim()),
-            Span::styled(sand_bar(left, total, 10), dim().bg(Color::Indexed(236))),
+            Span::styled("Timer, judging nobody ", dim()),
+            Span::styled(
+                sand_bar(left, total, bar.min(10)),
+                dim().bg(Color::Indexed(236)),
+            ),
             Span::styled(format!(" {:>6}", words::seconds(left)), dim()),
         ]),
         _ if game.is_playing() => Line::from(Span::styled(
@@ -321,23 +436,52 @@ pub fn neutral_line(game: &Game, now: u64) -> Option<Line<'static>> {
 
 /// The panel beside the board: both seats with their hourglasses, the 15-second timer,
 /// what we may do now.
-fn panel(view: &GameView, app: &App, now: u64) -> Vec<Line<'static>> {
+fn panel(view: &GameView, app: &App, now: u64, size: Size) -> Vec<Line<'static>> {
     let game = &view.replica;
     let mut out = Vec::new();
+    // The glass under the cursor that our seat may pick up now: its flip is previewed.
+    let preview = view
+        .legal
+        .contains(&Action::Start { from: app.cursor })
+        .then(|| game.occupant(app.cursor))
+        .flatten();
+    let gap = |out: &mut Vec<Line<'static>>| {
+        if size == Size::Large {
+            out.push(Line::raw(""));
+        }
+    };
     for p in [Player::Black, Player::Red] {
-        out.extend(seat_lines(view, p, app, now));
+        out.extend(seat_lines(view, p, app, now, size));
         for g in p.glasses() {
-            out.push(glass_line(game, g, now));
+            out.push(glass_line_sized(
+                game,
+                g,
+                now,
+                size.bar(),
+                preview == Some(g),
+            ));
         }
         if p == Player::Black {
-            out.push(Line::raw(""));
-            if let Some(l) = neutral_line(game, now) {
+            gap(&mut out);
+            if let Some(l) = neutral_line_sized(game, now, size.bar(), view.seat) {
                 out.push(l);
-                out.push(Line::raw(""));
+                gap(&mut out);
             }
         }
     }
-    out.push(Line::raw(""));
+    gap(&mut out);
+    for c in crate::countdown::countdowns(view, now) {
+        let style = if c.mine && c.left_ms <= 5_000 {
+            Style::new()
+                .fg(Color::LightRed)
+                .add_modifier(Modifier::BOLD)
+        } else if c.mine {
+            Style::new().fg(Color::Yellow)
+        } else {
+            Style::new().fg(Color::Gray)
+        };
+        out.push(Line::styled(format!("⏱ {}", c.text), style));
+    }
     match (view.seat, game.status()) {
         (_, Status::Finished { outcome }) => out.push(Line::styled(
             format!("Game over: {}", outcome.describe()),
@@ -368,27 +512,51 @@ fn panel(view: &GameView, app: &App, now: u64) -> Vec<Line<'static>> {
     out
 }
 
-fn header(app: &App) -> Line<'static> {
+/// Settings in a few characters for the compact header: "L3 60s/15s".
+fn short_settings(s: &protocol::Settings) -> String {
+    let secs = |ms: u64| crate::countdown::left(ms).replace(".0s", "s");
+    let mut out = format!("L{}", s.level.number());
+    if s.level.timed() {
+        out.push_str(&format!(" {}", secs(s.hourglass_ms)));
+    }
+    if s.level == protocol::Level::Three {
+        out.push_str(&format!("/{}", secs(s.neutral_ms)));
+    }
+    out
+}
+
+fn header(app: &App, at: Instant, width: u16) -> Line<'static> {
+    // The low-time flash: the title turns red for a moment.
+    let title_bg = if app.alerts.flashing(at) {
+        Color::LightRed
+    } else {
+        Color::Yellow
+    };
     let mut spans = vec![Span::styled(
         " TAMSK ",
         Style::new()
             .fg(Color::Black)
-            .bg(Color::Yellow)
+            .bg(title_bg)
             .add_modifier(Modifier::BOLD),
     )];
     let mut parts = Vec::new();
+    let compact = Size::of(width, u16::MAX) != Some(Size::Large);
     if let Some(g) = &app.game {
         parts.push(format!("game {}", g.id));
-        parts.push(describe_settings(g.replica.settings()));
+        parts.push(if compact {
+            short_settings(g.replica.settings())
+        } else {
+            describe_settings(g.replica.settings())
+        });
         if g.watchers > 0 {
             parts.push(format!("{} watching", g.watchers));
         }
     }
-    if let Some(me) = &app.me {
+    if let Some(me) = &app.me.as_ref().filter(|_| !compact) {
         parts.push(format!("you: {}", me.name));
     }
     if let Some(lag) = app.lag_ms {
-        parts.push(format!("lag {lag} ms"));
+        parts.push(format!("lag {lag}ms"));
     }
     spans.push(Span::raw(format!(" {}", parts.join(" · "))));
     spans.push(if app.connected {
@@ -699,6 +867,10 @@ fn waiting_text(app: &App) -> String {
 /// Draws the whole screen at local instant `at`.
 pub fn ui(frame: &mut Frame, app: &App, at: Instant) {
     let area = frame.area();
+    if Size::of(area.width, area.height).is_none() {
+        too_small(frame, area);
+        return;
+    }
     let [head, body, status, keys] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
@@ -706,7 +878,7 @@ pub fn ui(frame: &mut Frame, app: &App, at: Instant) {
         Constraint::Length(1),
     ])
     .areas(area);
-    frame.render_widget(Paragraph::new(header(app)), head);
+    frame.render_widget(Paragraph::new(header(app, at, area.width)), head);
     frame.render_widget(Paragraph::new(status_line(app)), status);
     frame.render_widget(Paragraph::new(keys_line(app)), keys);
     match (&app.phase, &app.game) {
@@ -754,46 +926,74 @@ pub fn ui(frame: &mut Frame, app: &App, at: Instant) {
     }
 }
 
+/// Below 80×24: what to do, in words.
+fn too_small(frame: &mut Frame, area: Rect) {
+    let lines = vec![
+        Line::styled(
+            format!("TAMSK needs a terminal of at least {MIN_WIDTH}×{MIN_HEIGHT}"),
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        ),
+        Line::raw(format!("(this one is {}×{}).", area.width, area.height)),
+        Line::raw("Enlarge the window: the game goes on meanwhile."),
+        Line::raw("q leaves."),
+    ];
+    let h = (lines.len() as u16).min(area.height);
+    let r = Rect {
+        y: area.y + (area.height - h) / 2,
+        height: h,
+        ..area
+    };
+    frame.render_widget(
+        Paragraph::new(lines).centered().wrap(Wrap { trim: true }),
+        r,
+    );
+}
+
 fn draw_game(frame: &mut Frame, body: Rect, app: &App, view: &GameView, at: Instant) {
     let now = view.now_ms(at);
-    if body.width < MIN_WIDTH || body.height + 3 < MIN_HEIGHT {
-        // Too small for the board: what matters, in text.
-        let mut lines = vec![Line::styled(
-            format!(
-                "Enlarge the terminal to at least {MIN_WIDTH}×{MIN_HEIGHT} for the board (now {}×{}).",
-                frame.area().width,
-                frame.area().height
-            ),
-            Style::new().fg(Color::Yellow),
-        )];
-        lines.extend(panel(view, app, now));
-        let used = lines.len();
-        lines.extend(log_lines(
-            app,
-            (body.height as usize).saturating_sub(used + 1),
-            body.width as usize,
-        ));
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
-        return;
-    }
+    let area = frame.area();
+    let size = Size::of(area.width, area.height).unwrap_or(Size::Compact);
+    let board_width = match size {
+        Size::Large => PANEL_COLUMN,
+        Size::Compact => crate::compact::WIDTH as u16 + 1,
+    };
     let [left, right] =
-        Layout::horizontal([Constraint::Length(PANEL_COLUMN), Constraint::Min(20)]).areas(body);
-    frame.render_widget(
-        Paragraph::new(board(&view.replica, now, &marks(app, view))),
-        left,
-    );
-    let panel = panel(view, app, now);
-    let panel_height = (panel.len() as u16).min(right.height);
-    let [top, log] =
-        Layout::vertical([Constraint::Length(panel_height), Constraint::Min(0)]).areas(right);
-    frame.render_widget(Paragraph::new(panel).wrap(Wrap { trim: false }), top);
-    if log.height > 2 {
-        let h = log.height as usize - 1;
+        Layout::horizontal([Constraint::Length(board_width), Constraint::Min(20)]).areas(body);
+    let marks = marks(app, view);
+    let board_lines = match size {
+        Size::Large => board(&view.replica, now, &marks),
+        Size::Compact => crate::compact::board(&view.replica, now, &marks),
+    };
+    let panel = panel(view, app, now, size);
+    let log_area = match size {
+        Size::Large => {
+            frame.render_widget(Paragraph::new(board_lines), left);
+            let panel_height = (panel.len() as u16).min(right.height);
+            let [top, log] =
+                Layout::vertical([Constraint::Length(panel_height), Constraint::Min(0)])
+                    .areas(right);
+            frame.render_widget(Paragraph::new(panel).wrap(Wrap { trim: false }), top);
+            log
+        }
+        Size::Compact => {
+            // The log goes under the board, the panel takes the whole right side.
+            let [top, log] = Layout::vertical([
+                Constraint::Length(crate::compact::LINES as u16),
+                Constraint::Min(0),
+            ])
+            .areas(left);
+            frame.render_widget(Paragraph::new(board_lines), top);
+            frame.render_widget(Paragraph::new(panel).wrap(Wrap { trim: false }), right);
+            log
+        }
+    };
+    if log_area.height > 2 {
+        let h = log_area.height as usize - 1;
         frame.render_widget(
-            Paragraph::new(log_lines(app, h, log.width as usize))
+            Paragraph::new(log_lines(app, h, log_area.width as usize))
                 .wrap(Wrap { trim: false })
                 .block(Block::default().borders(Borders::TOP).title(" Log ")),
-            log,
+            log_area,
         );
     }
     if view.is_over() && !app.help {
