@@ -352,9 +352,15 @@ impl App {
 
     /// A failure that ends the session.
     fn fatal(&mut self, text: String) {
+        self.fatal_code(text, None);
+    }
+
+    /// A failure that ends the session, with the server's error code for JSON readers.
+    fn fatal_code(&mut self, text: String, code: Option<&str>) {
         self.log(LogKind::Error, None, text.clone());
         self.status = Some((LogKind::Error, text.clone()));
-        self.emit("fatal", text, json!({}));
+        let data = code.map_or(json!({}), |c| json!({ "code": c }));
+        self.emit("fatal", text, data);
         self.quit = true;
         self.exit_code = 1;
         self.phase = Phase::Done;
@@ -1116,7 +1122,7 @@ impl App {
                 return;
             }
             (Phase::Hello, _) => {
-                self.fatal(format!("The server refused us: {message} ({code})"));
+                self.fatal_code(format!("The server refused us: {message}"), Some(code));
                 return;
             }
             (Phase::Joining(id), "unknown_game" | "not_a_player")
@@ -1137,8 +1143,12 @@ impl App {
                 return;
             }
             (Phase::Joining(_), "unknown_game") => {
-                // The game we were following is gone (it ended while we were away).
-                self.fatal(format!("The game is gone: {message}"));
+                // The game we were following is gone: it ended and was cleared while we
+                // were away, or the server restarted without it.
+                let id = self.game.as_ref().map_or(0, |g| g.id);
+                self.fatal(format!(
+                    "Game {id} is no longer on the server: it ended and was cleared while we were away, or the server restarted without keeping it ({message})"
+                ));
                 return;
             }
             (
@@ -1151,7 +1161,7 @@ impl App {
                 | "bad_code"
                 | "bad_message",
             ) if self.game.is_none() => {
-                self.fatal(format!("No game: {message} ({code})"));
+                self.fatal_code(format!("No game: {message}"), Some(code));
                 return;
             }
             (_, "shutting_down") => {
@@ -1161,11 +1171,12 @@ impl App {
             _ => {}
         }
         let text = match game {
-            Some(id) => format!("Refused in game {id}: {message} ({code})"),
-            None => format!("Refused: {message} ({code})"),
+            Some(id) => format!("Refused in game {id}: {message}"),
+            None => format!("Refused: {message}"),
         };
+        // People read the message; the code is for programs (it is in the JSON line).
         self.log(LogKind::Error, None, text.clone());
-        self.status = Some((LogKind::Error, format!("{message} ({code})")));
+        self.status = Some((LogKind::Error, message.to_string()));
         self.emit(
             "error",
             text,

@@ -91,7 +91,9 @@ fn a_refused_name_ends_the_session_with_the_reason() {
     assert!(app.quit);
     assert_eq!(app.exit_code, 1);
     let out = app.take_output();
-    assert!(out[0].text.contains("bad_name") && out[0].text.contains("U+001B"));
+    assert!(out[0].text.contains("U+001B"), "{}", out[0].text);
+    assert!(!out[0].text.contains("bad_name"), "words for people");
+    assert_eq!(out[0].json()["code"], "bad_name", "the code for programs");
 }
 
 #[test]
@@ -440,7 +442,15 @@ fn server_errors_appear_in_place_in_words_and_sanitised() {
     );
     let (kind, text) = app.status.clone().unwrap();
     assert_eq!(kind, LogKind::Error);
-    assert_eq!(text, "it is not Black's turn?[2J (not_your_turn)");
+    assert_eq!(text, "it is not Black's turn?[2J", "no code for people");
+    // The JSON line keeps the stable code.
+    let out = app.take_output();
+    let err = out
+        .iter()
+        .find(|o| o.kind == "error")
+        .expect("an error line");
+    assert_eq!(err.json()["code"], "not_your_turn");
+    assert!(!err.text.contains("not_your_turn"), "{}", err.text);
 }
 
 #[test]
