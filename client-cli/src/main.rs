@@ -85,6 +85,9 @@ enum Command {
         #[arg(long)]
         player: Option<String>,
     },
+    /// Who you are on the server: your name and player id, from the config file (no
+    /// connection is made).
+    Whoami,
     /// Replay a game file (a TAMSK record or a network-server move list such as
     /// `d1-d2/13 g1-f1/20`): on a terminal, step through it with the keys; otherwise (or
     /// with --plain or --json) print the final board and the result.
@@ -268,6 +271,48 @@ fn server_url(cli: &Cli, config: &Config) -> String {
     )
 }
 
+/// `tamsk whoami`: the account kept for the server, without connecting.
+fn whoami(cli: &Cli) -> ExitCode {
+    let path = config::default_path();
+    let config = match path.as_deref().map(Config::load) {
+        Some(Ok(c)) => c,
+        Some(Err(e)) => {
+            eprintln!("tamsk: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
+        None => Config::default(),
+    };
+    let server = server_url(cli, &config);
+    let account = config.account(&server);
+    let line = match (account, cli.json) {
+        (Some(a), true) => serde_json::json!({
+            "type": "whoami", "server": server, "name": a.name, "player_id": a.player_id,
+            "game": a.game,
+        })
+        .to_string(),
+        (None, true) => {
+            serde_json::json!({ "type": "whoami", "server": server, "name": null }).to_string()
+        }
+        (Some(a), false) => {
+            let mut line = format!(
+                "{} (player {}) on {server}",
+                tamsk_client::sanitize::strip(&a.name),
+                tamsk_client::sanitize::strip(&a.player_id)
+            );
+            if let Some(g) = a.game {
+                line.push_str(&format!(", seated in game {g}"));
+            }
+            line
+        }
+        (None, false) => {
+            format!("No player on {server} yet: `tamsk play` registers one with your name")
+        }
+    };
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "{line}");
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mode = match &cli.command {
@@ -286,6 +331,7 @@ fn main() -> ExitCode {
             };
             return replay::main(args, cli.json, interactive, &server);
         }
+        Command::Whoami => return whoami(&cli),
         Command::Play { bot, settings } => {
             let find = if *bot { Find::Bot } else { Find::Seek };
             match settings.settings() {
