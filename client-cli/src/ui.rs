@@ -272,10 +272,9 @@ fn glass_line_sized(
     } else if !game.settings().level.timed() {
         // Level 1: sand does not count.
     } else if !state.started {
-        spans.push(Span::styled(
-            format!("{} not started", sand_bar(0, total, bar)),
-            dim(),
-        ));
+        // Previewed, the flip below says more than "not started".
+        let what = if preview { "" } else { " not started" };
+        spans.push(Span::styled(format!("{}{what}", sand_bar(0, total, bar)), dim()));
     } else {
         let left = state.remaining(now);
         let colour = if left * 5 < total {
@@ -416,7 +415,7 @@ fn neutral_line_sized(
             Span::raw(format!(" {:>6}", words::seconds(left))),
         ]),
         _ if left > 0 && game.is_playing() => Line::from(vec![
-            Span::styled("Timer, judging nobody ", dim()),
+            Span::styled("Timer, on nobody ", dim()),
             Span::styled(
                 sand_bar(left, total, bar.min(10)),
                 dim().bg(Color::Indexed(236)),
@@ -611,9 +610,9 @@ fn keys_line(app: &App) -> Line<'static> {
             let has = |f: &dyn Fn(&Action) -> bool| legal.iter().any(f);
             let mut keys: Vec<&str> = Vec::new();
             if has(&|a| matches!(a, Action::Release { .. })) {
-                keys.push("arrows choose · Enter put down and drop · . put down without dropping");
+                keys.push("arrows · Enter put down and drop · . without dropping");
             } else if has(&|a| matches!(a, Action::Start { .. })) {
-                keys.push("1 2 3 pick up (or cursor + Enter) · arrows move");
+                keys.push("1 2 3 pick up · arrows move");
             } else if has(&|a| matches!(a, Action::Place { .. })) {
                 keys.push("cursor + Enter place an hourglass");
             }

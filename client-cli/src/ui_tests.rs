@@ -242,7 +242,7 @@ fn the_15_second_timer_judges_nobody_once_its_turn_is_over() {
         "{}",
         draw(&app, t0 + Duration::from_millis(61_000)).backend()
     );
-    assert!(text.contains("Timer, judging nobody"), "{text}");
+    assert!(text.contains("Timer, on nobody"), "{text}");
     assert!(text.contains("  9.0s"), "the sand still runs: {text}");
     assert!(!text.contains("15-second timer on Black █"), "{text}");
 }
