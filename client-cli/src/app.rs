@@ -815,8 +815,16 @@ impl App {
             && self.game.is_none();
         // The snapshot's view carries the entries so far: replayed, they give the exact
         // replica to apply later entries on.
-        let replica = match snap.view.replica() {
-            Ok(game) => game,
+        let replica = match replay(&snap.view) {
+            Ok((game, history)) => {
+                // The move list is the whole game so far, whatever this client saw of it
+                // before (a watcher arriving late, a reconnect, a restarted client).
+                self.log.retain(|l| l.kind != LogKind::Event);
+                for e in &history {
+                    self.log(LogKind::Event, Some(e.at()), words::event(e));
+                }
+                game
+            }
             Err(e) => {
                 self.log(
                     LogKind::Error,
@@ -1131,7 +1139,7 @@ impl App {
                 let id = *id;
                 self.info(
                     "previous",
-                    format!("Game {id} is gone: looking for a new one"),
+                    format!("Game {id} is no longer on the server (it ended, or the server restarted without it): looking for a new one"),
                     json!({ "game": id }),
                 );
                 send.extend(self.find_game());
@@ -1660,6 +1668,26 @@ impl App {
             _ => Vec::new(),
         }
     }
+}
+
+/// The snapshot's entries replayed on a new game: the exact replica, and every event of
+/// the game so far (for the move list).
+fn replay(
+    view: &protocol::view::GameView,
+) -> Result<(Game, Vec<Event>), protocol::view::ReplayError> {
+    let mut game = Game::new(view.settings.clone());
+    let mut events = Vec::new();
+    for (index, entry) in view.entries.iter().enumerate() {
+        let evs = entry
+            .apply_to(&mut game)
+            .map_err(|error| protocol::view::ReplayError { index, error })?;
+        events.extend(evs);
+    }
+    if game.now() < view.at_ms {
+        // As GameView::replica: time passed without an event, in which nothing happens.
+        game.advance(view.at_ms);
+    }
+    Ok((game, events))
 }
 
 /// The square of column `col` nearest on screen to `from`.

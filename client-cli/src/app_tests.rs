@@ -938,3 +938,36 @@ fn the_server_shutting_down_is_said() {
         "The server is shutting down: no new games; live games may go on for 30 s"
     );
 }
+
+#[test]
+fn the_move_list_is_complete_for_a_late_watcher_and_after_a_restart() {
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::Two));
+    for (p, from, to, ms) in [
+        (Player::Red, "d1", "d2", 1_000),
+        (Player::Black, "a1", "b1", 2_000),
+        (Player::Red, "g4", "g3", 3_000),
+    ] {
+        fake.act(p, mv(from, to, true), ms);
+    }
+    let events = |app: &App| -> Vec<String> {
+        app.log
+            .iter()
+            .filter(|l| l.kind == LogKind::Event)
+            .map(|l| l.text.clone())
+            .collect()
+    };
+    // A watcher arriving now, and Red's client restarted: both see the three moves.
+    for seat in [None, Some(Player::Red)] {
+        let mut app = greeted(&fake, t0);
+        app.on_message(fake.snapshot(seat, 4_000), t0);
+        let log = events(&app);
+        for m in ["X d1-d2", "A a1-b1", "Y g4-g3"] {
+            assert!(log.iter().any(|l| l.contains(m)), "{seat:?} {m}: {log:?}");
+        }
+        // A second snapshot (a resync) does not repeat them.
+        let before = log.len();
+        app.on_message(fake.snapshot(seat, 4_000), t0);
+        assert_eq!(events(&app).len(), before);
+    }
+}

@@ -274,7 +274,10 @@ fn glass_line_sized(
     } else if !state.started {
         // Previewed, the flip below says more than "not started".
         let what = if preview { "" } else { " not started" };
-        spans.push(Span::styled(format!("{}{what}", sand_bar(0, total, bar)), dim()));
+        spans.push(Span::styled(
+            format!("{}{what}", sand_bar(0, total, bar)),
+            dim(),
+        ));
     } else {
         let left = state.remaining(now);
         let colour = if left * 5 < total {
