@@ -28,6 +28,8 @@ use crate::words;
 pub const PING_EVERY: Duration = Duration::from_secs(5);
 /// Log lines kept.
 const LOG_KEEP: usize = 500;
+/// How often a watcher of a finished game looks for the players' rematch.
+pub const REMATCH_POLL: Duration = Duration::from_secs(2);
 
 /// How a player finds a game.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -245,6 +247,9 @@ pub struct App {
     pub bell: bool,
     /// Low-time warnings given, and the flash in progress.
     pub alerts: crate::countdown::Alerts,
+    /// A watcher of a finished game asked for the live games (at this instant) to find
+    /// the players' rematch.
+    rematch_poll: Option<Instant>,
     base: Instant,
     /// The server's wall clock in the welcome, and when it arrived.
     welcomed: Option<(u64, Instant)>,
@@ -315,6 +320,7 @@ impl App {
             quit_when_over: false,
             bell: true,
             alerts: Default::default(),
+            rematch_poll: None,
             base,
             welcomed: None,
             last_ping: None,
@@ -441,6 +447,19 @@ impl App {
     pub fn on_tick(&mut self, at: Instant) -> Vec<ClientMessage> {
         if !self.connected || self.me.is_none() {
             return Vec::new();
+        }
+        // A watcher follows the players into their rematch: the server tells only the
+        // players, so the live games are looked at now and then for theirs.
+        let watching_over = matches!(self.mode, Mode::Watch { .. })
+            && self.phase == Phase::InGame
+            && self.game.as_ref().is_some_and(|g| g.is_over());
+        if watching_over
+            && self
+                .rematch_poll
+                .is_none_or(|t| at.saturating_duration_since(t) >= REMATCH_POLL)
+        {
+            self.rematch_poll = Some(at);
+            return vec![ClientMessage::ListGames];
         }
         if self
             .last_ping
@@ -636,6 +655,9 @@ impl App {
             ServerMessage::SeekCancelled => {
                 self.info("seek_cancelled", "Seek withdrawn".into(), json!({}))
             }
+            ServerMessage::Games { games } if self.rematch_poll.is_some() => {
+                send.extend(self.follow_rematch(&games))
+            }
             ServerMessage::Games { games } => self.on_games(games),
             ServerMessage::Snapshot(snap) => self.on_snapshot(*snap, at, &mut send),
             ServerMessage::Resumed {
@@ -762,6 +784,34 @@ impl App {
                 self.phase = Phase::Listing;
             }
         }
+    }
+
+    /// A watcher's look at the live games after the game ended: the same two players in
+    /// a newer game is their rematch, watched at once.
+    fn follow_rematch(&mut self, games: &[GameSummary]) -> Vec<ClientMessage> {
+        let Some(g) = self.game.as_ref().filter(|g| g.is_over()) else {
+            return Vec::new();
+        };
+        let mut players = [g.seats[0].player_id.clone(), g.seats[1].player_id.clone()];
+        players.sort();
+        let next = games.iter().find(|n| {
+            let mut pair = [clean(&n.red.player_id), clean(&n.black.player_id)];
+            pair.sort();
+            n.game > g.id && n.state == "playing" && pair == players
+        });
+        let Some(next) = next else { return Vec::new() };
+        let (old, id) = (g.id, next.game);
+        self.rematch_poll = None;
+        self.phase = Phase::Joining(id);
+        self.info(
+            "rematch",
+            format!("The players of game {old} play again: watching game {id}"),
+            json!({ "game": id, "after": old }),
+        );
+        vec![ClientMessage::Watch {
+            game: id,
+            after_seq: None,
+        }]
     }
 
     fn on_games(&mut self, mut games: Vec<GameSummary>) {

@@ -971,3 +971,65 @@ fn the_move_list_is_complete_for_a_late_watcher_and_after_a_restart() {
         assert_eq!(events(&app).len(), before);
     }
 }
+
+#[test]
+fn a_watcher_follows_the_players_into_their_rematch() {
+    use protocol::wire::{GameSummary, PlayerRef};
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::One));
+    let mut app = App::new(Mode::Watch { game: Some(1) }, "Wes".into(), None, t0);
+    app.on_connected(t0);
+    app.on_message(welcome(vec![]), t0);
+    app.on_message(fake.snapshot(None, 0), t0);
+    assert!(
+        app.on_tick(t0 + Duration::from_secs(3))
+            .iter()
+            .all(|m| !matches!(m, ClientMessage::ListGames)),
+        "not while the game goes on"
+    );
+    let ev = fake.act(Player::Red, Action::Resign, 1_000);
+    app.on_message(ev, t0 + Duration::from_secs(1));
+    assert!(app.game.as_ref().unwrap().is_over());
+    let at = t0 + Duration::from_secs(10);
+    let sent = app.on_tick(at);
+    assert_eq!(sent, vec![ClientMessage::ListGames]);
+    assert!(
+        !app.on_tick(at + Duration::from_millis(500))
+            .contains(&ClientMessage::ListGames),
+        "not at every tick"
+    );
+    let summary = |game, red: &str, black: &str| GameSummary {
+        game,
+        level: Level::One,
+        settings: Settings::level(Level::One),
+        red: PlayerRef {
+            player_id: format!("id-{red}"),
+            name: red.into(),
+        },
+        black: PlayerRef {
+            player_id: format!("id-{black}"),
+            name: black.into(),
+        },
+        move_count: 0,
+        watchers: 0,
+        state: "playing".into(),
+    };
+    // Another pair's game is not theirs; then the rematch, colours swapped.
+    let other = ServerMessage::Games {
+        games: vec![summary(2, "Ann", "Bob")],
+    };
+    assert!(app.on_message(other, at).is_empty());
+    let games = ServerMessage::Games {
+        games: vec![summary(2, "Ann", "Bob"), summary(3, "Bert", "Rita")],
+    };
+    let sent = app.on_message(games, at);
+    assert_eq!(
+        sent,
+        vec![ClientMessage::Watch {
+            game: 3,
+            after_seq: None
+        }]
+    );
+    assert_eq!(app.phase, Phase::Joining(3));
+    assert!(!app.quit);
+}
