@@ -1074,6 +1074,15 @@ impl App {
     }
 
     fn on_engine_event(&mut self, e: &Event) {
+        if matches!(e, Event::TurnStarted { .. })
+            && self
+                .status
+                .as_ref()
+                .is_some_and(|(k, _)| *k == LogKind::Error)
+        {
+            // A refusal is about the turn it happened in: a new turn makes it stale.
+            self.status = None;
+        }
         let text = words::event(e);
         self.log(LogKind::Event, Some(e.at()), text.clone());
         let data = json!({ "at_ms": e.at(), "event": e });

@@ -1033,3 +1033,18 @@ fn a_watcher_follows_the_players_into_their_rematch() {
     assert_eq!(app.phase, Phase::Joining(3));
     assert!(!app.quit);
 }
+
+#[test]
+fn a_refusal_goes_away_when_the_turn_changes() {
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::One));
+    let mut app = seated(&fake, Player::Black, t0);
+    app.on_message(
+        ServerMessage::error("not_your_turn", "it is not Black's turn"),
+        t0,
+    );
+    assert!(app.status.is_some());
+    let ev = fake.act(Player::Red, mv("d1", "d2", true), 1_000);
+    app.on_message(ev, t0 + Duration::from_secs(1));
+    assert_eq!(app.status, None, "stale once Black's turn began");
+}

@@ -442,9 +442,7 @@ fn panel(view: &GameView, app: &App, now: u64, size: Size) -> Vec<Line<'static>>
     let game = &view.replica;
     let mut out = Vec::new();
     // The glass under the cursor that our seat may pick up now: its flip is previewed.
-    let preview = view
-        .legal
-        .contains(&Action::Start { from: app.cursor })
+    let preview = (game.is_playing() && view.legal.contains(&Action::Start { from: app.cursor }))
         .then(|| game.occupant(app.cursor))
         .flatten();
     let gap = |out: &mut Vec<Line<'static>>| {
