@@ -23,6 +23,13 @@ pub async fn run(mut s: Session) -> u8 {
             return crate::EXIT_IO;
         }
     };
+    // The screen may hold what a killed client (kill -9) or the shell left there: ratatui
+    // only writes cells that differ from what it believes is on screen, so start blank.
+    if let Err(e) = terminal.clear() {
+        ratatui::restore();
+        eprintln!("tamsk: cannot clear the terminal ({e}): try --plain");
+        return crate::EXIT_IO;
+    }
     let mut keys = EventStream::new();
     let mut tick = interval(Duration::from_millis(1000 / FPS));
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
