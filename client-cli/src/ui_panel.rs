@@ -220,13 +220,10 @@ fn neutral_line_sized(
             Span::styled(format!(" {:>6}", words::seconds(left)), dim()),
         ]),
         _ if game.is_playing() => Line::from(Span::styled(
-            format!(
-                "15-second timer: idle ({} may flip it)",
-                game.turn().other()
-            ),
+            format!("Timer idle: {} may flip it", game.turn().other()),
             dim(),
         )),
-        _ => Line::from(Span::styled("15-second timer: idle", dim())),
+        _ => Line::from(Span::styled("Timer idle", dim())),
     })
 }
 
