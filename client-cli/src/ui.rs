@@ -473,14 +473,18 @@ fn game_over_box(frame: &mut Frame, area: Rect, app: &App, view: &GameView) {
         },
         dim(),
     ));
-    let height = lines.len() as u16 + 2;
-    let width = lines
+    let width = (lines
         .iter()
         .map(|l| l.width() as u16)
         .max()
         .unwrap_or(20)
         .max(title.len() as u16)
-        + 4;
+        + 4)
+    .min(area.width);
+    // Long lines wrap (at 80 columns an outcome can be wider than the screen).
+    let inner = width.saturating_sub(3).max(1) as usize;
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    let height = rows as u16 + 2;
     let r = centered(area, width, height);
     let lines: Vec<Line<'static>> = lines
         .into_iter()
@@ -491,7 +495,7 @@ fn game_over_box(frame: &mut Frame, area: Rect, app: &App, view: &GameView) {
         .collect();
     frame.render_widget(Clear, r);
     frame.render_widget(
-        Paragraph::new(lines).block(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
             Block::default()
                 .borders(Borders::ALL)
                 .title(title)

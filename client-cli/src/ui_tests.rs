@@ -277,3 +277,35 @@ fn the_opponents_lag_is_shown_beside_his_seat() {
         .collect();
     assert!(screen.contains("lag 42ms"), "{screen}");
 }
+
+#[test]
+fn the_game_over_box_fits_80_columns() {
+    let t0 = Instant::now();
+    let loaded = record::load(include_str!(
+        "../../docs/examples/level3-blitz-tiebreak.tamsk"
+    ))
+    .unwrap();
+    let fake = Fake {
+        game: loaded.game,
+        seq: 40,
+        entries: loaded.file.record.entries,
+    };
+    let app = seated(&fake, Player::Red, t0);
+    let terminal = draw_in(80, 24, &app, t0 + Duration::from_secs(100));
+    insta::assert_snapshot!("compact_game_over", terminal.backend());
+    let text = text_of(&terminal);
+    // Every word of the outcome is on the screen, none cut at the edge.
+    let outcome = app
+        .game
+        .as_ref()
+        .unwrap()
+        .replica
+        .outcome()
+        .unwrap()
+        .describe();
+    let screen: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for word in outcome.split_whitespace() {
+        assert!(screen.contains(word), "{word}: {text}");
+    }
+    assert!(text.contains("n new game"), "{text}");
+}
