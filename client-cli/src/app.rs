@@ -28,6 +28,8 @@ use crate::words;
 pub const PING_EVERY: Duration = Duration::from_secs(5);
 /// Log lines kept.
 const LOG_KEEP: usize = 500;
+/// How often a watcher of a finished game looks for the players' rematch.
+pub const REMATCH_POLL: Duration = Duration::from_secs(2);
 
 /// How a player finds a game.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -241,6 +243,13 @@ pub struct App {
     pub exit_code: u8,
     /// Quit as soon as the game is over (plain mode).
     pub quit_when_over: bool,
+    /// Ring the terminal bell on low-time warnings (`--no-bell` turns it off).
+    pub bell: bool,
+    /// Low-time warnings given, and the flash in progress.
+    pub alerts: crate::countdown::Alerts,
+    /// A watcher of a finished game asked for the live games (at this instant) to find
+    /// the players' rematch.
+    rematch_poll: Option<Instant>,
     base: Instant,
     /// The server's wall clock in the welcome, and when it arrived.
     welcomed: Option<(u64, Instant)>,
@@ -309,6 +318,9 @@ impl App {
             quit: false,
             exit_code: 0,
             quit_when_over: false,
+            bell: true,
+            alerts: Default::default(),
+            rematch_poll: None,
             base,
             welcomed: None,
             last_ping: None,
@@ -346,9 +358,15 @@ impl App {
 
     /// A failure that ends the session.
     fn fatal(&mut self, text: String) {
+        self.fatal_code(text, None);
+    }
+
+    /// A failure that ends the session, with the server's error code for JSON readers.
+    fn fatal_code(&mut self, text: String, code: Option<&str>) {
         self.log(LogKind::Error, None, text.clone());
         self.status = Some((LogKind::Error, text.clone()));
-        self.emit("fatal", text, json!({}));
+        let data = code.map_or(json!({}), |c| json!({ "code": c }));
+        self.emit("fatal", text, data);
         self.quit = true;
         self.exit_code = 1;
         self.phase = Phase::Done;
@@ -429,6 +447,19 @@ impl App {
     pub fn on_tick(&mut self, at: Instant) -> Vec<ClientMessage> {
         if !self.connected || self.me.is_none() {
             return Vec::new();
+        }
+        // A watcher follows the players into their rematch: the server tells only the
+        // players, so the live games are looked at now and then for theirs.
+        let watching_over = matches!(self.mode, Mode::Watch { .. })
+            && self.phase == Phase::InGame
+            && self.game.as_ref().is_some_and(|g| g.is_over());
+        if watching_over
+            && self
+                .rematch_poll
+                .is_none_or(|t| at.saturating_duration_since(t) >= REMATCH_POLL)
+        {
+            self.rematch_poll = Some(at);
+            return vec![ClientMessage::ListGames];
         }
         if self
             .last_ping
@@ -624,6 +655,9 @@ impl App {
             ServerMessage::SeekCancelled => {
                 self.info("seek_cancelled", "Seek withdrawn".into(), json!({}))
             }
+            ServerMessage::Games { games } if self.rematch_poll.is_some() => {
+                send.extend(self.follow_rematch(&games))
+            }
             ServerMessage::Games { games } => self.on_games(games),
             ServerMessage::Snapshot(snap) => self.on_snapshot(*snap, at, &mut send),
             ServerMessage::Resumed {
@@ -752,6 +786,34 @@ impl App {
         }
     }
 
+    /// A watcher's look at the live games after the game ended: the same two players in
+    /// a newer game is their rematch, watched at once.
+    fn follow_rematch(&mut self, games: &[GameSummary]) -> Vec<ClientMessage> {
+        let Some(g) = self.game.as_ref().filter(|g| g.is_over()) else {
+            return Vec::new();
+        };
+        let mut players = [g.seats[0].player_id.clone(), g.seats[1].player_id.clone()];
+        players.sort();
+        let next = games.iter().find(|n| {
+            let mut pair = [clean(&n.red.player_id), clean(&n.black.player_id)];
+            pair.sort();
+            n.game > g.id && n.state == "playing" && pair == players
+        });
+        let Some(next) = next else { return Vec::new() };
+        let (old, id) = (g.id, next.game);
+        self.rematch_poll = None;
+        self.phase = Phase::Joining(id);
+        self.info(
+            "rematch",
+            format!("The players of game {old} play again: watching game {id}"),
+            json!({ "game": id, "after": old }),
+        );
+        vec![ClientMessage::Watch {
+            game: id,
+            after_seq: None,
+        }]
+    }
+
     fn on_games(&mut self, mut games: Vec<GameSummary>) {
         if let Mode::Games {
             player: Some(name), ..
@@ -803,8 +865,16 @@ impl App {
             && self.game.is_none();
         // The snapshot's view carries the entries so far: replayed, they give the exact
         // replica to apply later entries on.
-        let replica = match snap.view.replica() {
-            Ok(game) => game,
+        let replica = match replay(&snap.view) {
+            Ok((game, history)) => {
+                // The move list is the whole game so far, whatever this client saw of it
+                // before (a watcher arriving late, a reconnect, a restarted client).
+                self.log.retain(|l| l.kind != LogKind::Event);
+                for e in &history {
+                    self.log(LogKind::Event, Some(e.at()), words::event(e));
+                }
+                game
+            }
             Err(e) => {
                 self.log(
                     LogKind::Error,
@@ -1004,6 +1074,15 @@ impl App {
     }
 
     fn on_engine_event(&mut self, e: &Event) {
+        if matches!(e, Event::TurnStarted { .. })
+            && self
+                .status
+                .as_ref()
+                .is_some_and(|(k, _)| *k == LogKind::Error)
+        {
+            // A refusal is about the turn it happened in: a new turn makes it stale.
+            self.status = None;
+        }
         let text = words::event(e);
         self.log(LogKind::Event, Some(e.at()), text.clone());
         let data = json!({ "at_ms": e.at(), "event": e });
@@ -1110,7 +1189,7 @@ impl App {
                 return;
             }
             (Phase::Hello, _) => {
-                self.fatal(format!("The server refused us: {message} ({code})"));
+                self.fatal_code(format!("The server refused us: {message}"), Some(code));
                 return;
             }
             (Phase::Joining(id), "unknown_game" | "not_a_player")
@@ -1119,7 +1198,7 @@ impl App {
                 let id = *id;
                 self.info(
                     "previous",
-                    format!("Game {id} is gone: looking for a new one"),
+                    format!("Game {id} is no longer on the server (it ended, or the server restarted without it): looking for a new one"),
                     json!({ "game": id }),
                 );
                 send.extend(self.find_game());
@@ -1131,8 +1210,12 @@ impl App {
                 return;
             }
             (Phase::Joining(_), "unknown_game") => {
-                // The game we were following is gone (it ended while we were away).
-                self.fatal(format!("The game is gone: {message}"));
+                // The game we were following is gone: it ended and was cleared while we
+                // were away, or the server restarted without it.
+                let id = self.game.as_ref().map_or(0, |g| g.id);
+                self.fatal(format!(
+                    "Game {id} is no longer on the server: it ended and was cleared while we were away, or the server restarted without keeping it ({message})"
+                ));
                 return;
             }
             (
@@ -1145,7 +1228,7 @@ impl App {
                 | "bad_code"
                 | "bad_message",
             ) if self.game.is_none() => {
-                self.fatal(format!("No game: {message} ({code})"));
+                self.fatal_code(format!("No game: {message}"), Some(code));
                 return;
             }
             (_, "shutting_down") => {
@@ -1155,482 +1238,17 @@ impl App {
             _ => {}
         }
         let text = match game {
-            Some(id) => format!("Refused in game {id}: {message} ({code})"),
-            None => format!("Refused: {message} ({code})"),
+            Some(id) => format!("Refused in game {id}: {message}"),
+            None => format!("Refused: {message}"),
         };
+        // People read the message; the code is for programs (it is in the JSON line).
         self.log(LogKind::Error, None, text.clone());
-        self.status = Some((LogKind::Error, format!("{message} ({code})")));
+        self.status = Some((LogKind::Error, message.to_string()));
         self.emit(
             "error",
             text,
             json!({ "code": code, "message": message, "game": game }),
         );
-    }
-
-    // ----- typed commands -----
-
-    /// A typed line (plain mode's stdin, or the full-screen UI's `:` prompt).
-    pub fn on_line(&mut self, line: &str, _at: Instant) -> Vec<ClientMessage> {
-        let line = line.trim();
-        if line.is_empty() {
-            return Vec::new();
-        }
-        let lower = line.to_ascii_lowercase();
-        match lower.as_str() {
-            "quit" | "exit" | "q" => {
-                self.quit = true;
-                return Vec::new();
-            }
-            "help" | "?" => {
-                let text = HELP_LINE.to_string();
-                self.hint(text.clone());
-                self.emit("help", text, json!({}));
-                return Vec::new();
-            }
-            _ => {}
-        }
-        if self.phase == Phase::Picking {
-            return match line.trim_start_matches('#').parse::<GameId>() {
-                Ok(id) => self.watch(id),
-                Err(_) => {
-                    self.refuse(format!(
-                        "'{}' is not a game number: type one of the numbers listed",
-                        clean(line)
-                    ));
-                    Vec::new()
-                }
-            };
-        }
-        if lower == "new" {
-            return self.new_game();
-        }
-        let mut words = lower.split_whitespace();
-        let (first, second) = (words.next().unwrap_or_default(), words.next());
-        if matches!(first, "accept" | "decline") && words.next().is_none() {
-            let id = match second.map(|w| w.trim_start_matches('#').parse::<ChallengeId>()) {
-                None => None,
-                Some(Ok(id)) => Some(id),
-                Some(Err(_)) if first == "decline" && second == Some("rematch") => {
-                    return self.rematch(true);
-                }
-                Some(Err(_)) => {
-                    self.refuse(format!(
-                        "'{}': accept or decline, then a challenge number",
-                        clean(line)
-                    ));
-                    return Vec::new();
-                }
-            };
-            return self.answer_challenge(id, first == "accept");
-        }
-        if lower == "rematch" {
-            return self.rematch(false);
-        }
-        let Some(g) = &self.game else {
-            self.refuse("No game yet: wait for an opponent");
-            return Vec::new();
-        };
-        let (id, seat) = (g.id, g.seat);
-        let Some(seat) = seat else {
-            self.refuse("You are watching: only the players act");
-            return Vec::new();
-        };
-        if lower == "win" || lower == "claim win" {
-            return vec![ClientMessage::ClaimAbandonment { game: id }];
-        }
-        let action = match self.parse_typed(line, seat) {
-            Ok(a) => a,
-            Err(e) => {
-                self.refuse(e);
-                return Vec::new();
-            }
-        };
-        self.status = None;
-        vec![ClientMessage::Act { game: id, action }]
-    }
-
-    /// Notation, plus `drop SQUARE`: the regular drop when SQUARE is our destination, the
-    /// penalty ring elsewhere.
-    fn parse_typed(&self, line: &str, seat: Player) -> Result<Action, String> {
-        let mut words = line.split_whitespace();
-        if let (Some(w), Some(at), None) = (words.next(), words.next(), words.next()) {
-            if w.eq_ignore_ascii_case("drop") {
-                let at: Square = at.parse().map_err(|e| format!("'{}': {e}", clean(at)))?;
-                let own = self
-                    .game
-                    .as_ref()
-                    .and_then(|g| g.replica.window(seat))
-                    .is_some_and(|w| w.square == at && w.drop_open);
-                return Ok(if own {
-                    Action::Drop
-                } else {
-                    Action::PenaltyDrop { at }
-                });
-            }
-        }
-        parse_action(line).map_err(|e| {
-            format!(
-                "{} (at column {}). Type 'help' for the commands",
-                clean(&e.to_string()),
-                line[..e.offset.min(line.len())].chars().count() + 1
-            )
-        })
-    }
-
-    fn watch(&mut self, id: GameId) -> Vec<ClientMessage> {
-        self.phase = Phase::Joining(id);
-        self.mode = Mode::Watch { game: Some(id) };
-        vec![ClientMessage::Watch {
-            game: id,
-            after_seq: None,
-        }]
-    }
-
-    /// The message that finds a game the way we were asked to.
-    fn find_game(&mut self) -> Vec<ClientMessage> {
-        let Mode::Play { settings, find } = self.mode.clone() else {
-            return Vec::new();
-        };
-        self.phase = Phase::Seeking;
-        vec![match find {
-            Find::Seek => ClientMessage::Seek { settings },
-            Find::Bot => ClientMessage::PlayBot { settings },
-            Find::Challenge(to) => ClientMessage::Challenge { to, settings },
-            Find::Host => ClientMessage::Host { settings },
-            Find::Code(code) => ClientMessage::JoinCode { code },
-        }]
-    }
-
-    /// After a game: another one, found the same way (a code is used up: then a seek).
-    fn new_game(&mut self) -> Vec<ClientMessage> {
-        let over = self.game.as_ref().is_none_or(|g| g.is_over());
-        match &mut self.mode {
-            Mode::Play { find, .. } if over && self.phase == Phase::InGame => {
-                if matches!(find, Find::Code(_)) {
-                    *find = Find::Seek;
-                }
-                self.game = None;
-                self.last_may = None;
-                self.status = None;
-                self.find_game()
-            }
-            _ => {
-                self.refuse("'new' starts another game once this one is over");
-                Vec::new()
-            }
-        }
-    }
-
-    /// After a game: offer (or accept) a rematch, colours swapped; or decline one.
-    fn rematch(&mut self, decline: bool) -> Vec<ClientMessage> {
-        match &self.game {
-            Some(g) if g.is_over() && g.seat.is_some() => {
-                let game = g.id;
-                vec![if decline {
-                    ClientMessage::DeclineRematch { game }
-                } else {
-                    ClientMessage::Rematch { game }
-                }]
-            }
-            _ => {
-                self.refuse("A rematch is for the players, once the game is over");
-                Vec::new()
-            }
-        }
-    }
-
-    /// Answers a challenge we received (the latest, or the one with this id).
-    fn answer_challenge(&mut self, id: Option<ChallengeId>, accept: bool) -> Vec<ClientMessage> {
-        let found = match id {
-            Some(id) => self.challenges.iter().position(|c| c.0 == id),
-            None => self.challenges.len().checked_sub(1),
-        };
-        let Some(i) = found else {
-            self.refuse("No challenge to answer");
-            return Vec::new();
-        };
-        let (challenge, _, _) = self.challenges.remove(i);
-        if self.confirm == Some(Confirm::Challenge(challenge)) {
-            self.confirm = None;
-        }
-        vec![if accept {
-            ClientMessage::AcceptChallenge { challenge }
-        } else {
-            ClientMessage::DeclineChallenge { challenge }
-        }]
-    }
-
-    // ----- keys (full-screen UI) -----
-
-    pub fn on_key(&mut self, key: KeyEvent, at: Instant) -> Vec<ClientMessage> {
-        if key.modifiers.contains(KeyModifiers::CONTROL)
-            && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('d'))
-        {
-            self.quit = true;
-            return Vec::new();
-        }
-        if let Some(text) = self.input.as_mut() {
-            match key.code {
-                KeyCode::Enter => {
-                    let line = std::mem::take(text);
-                    self.input = None;
-                    return self.on_line(&line, at);
-                }
-                KeyCode::Esc => self.input = None,
-                KeyCode::Backspace => {
-                    text.pop();
-                }
-                KeyCode::Char(c) if text.chars().count() < 40 && crate::sanitize::safe(c) => {
-                    text.push(c)
-                }
-                _ => {}
-            }
-            return Vec::new();
-        }
-        if let Some(confirm) = self.confirm.take() {
-            self.status = None;
-            if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y')) {
-                match confirm {
-                    Confirm::Challenge(id) => return self.answer_challenge(Some(id), true),
-                    Confirm::Quit => self.quit = true,
-                    Confirm::Resign => {
-                        if let Some(id) = self.game.as_ref().map(|g| g.id) {
-                            return vec![ClientMessage::Act {
-                                game: id,
-                                action: Action::Resign,
-                            }];
-                        }
-                    }
-                }
-            } else if let Confirm::Challenge(id) = confirm {
-                return self.answer_challenge(Some(id), false);
-            } else {
-                self.hint("Cancelled");
-            }
-            return Vec::new();
-        }
-        if self.help {
-            self.help = false;
-            return Vec::new();
-        }
-        match key.code {
-            KeyCode::Char('?') => {
-                self.help = true;
-                return Vec::new();
-            }
-            KeyCode::Char(':') | KeyCode::Char('/') => {
-                self.input = Some(String::new());
-                self.status = None;
-                return Vec::new();
-            }
-            _ => {}
-        }
-        if self.phase == Phase::Picking {
-            return self.pick_key(key);
-        }
-        let over = self.game.as_ref().is_none_or(|g| g.is_over());
-        match key.code {
-            KeyCode::Char('q') | KeyCode::Esc => {
-                if over || self.game.as_ref().is_some_and(|g| g.seat.is_none()) {
-                    self.quit = true;
-                } else {
-                    self.confirm = Some(Confirm::Quit);
-                    self.hint("Leave? Your seat is kept for the reconnection grace (y/n)");
-                }
-                return Vec::new();
-            }
-            KeyCode::Char('n') if over => return self.new_game(),
-            KeyCode::Char('r') if over => return self.rematch(false),
-            _ => {}
-        }
-        let Some(g) = &self.game else {
-            return Vec::new();
-        };
-        // Moving the cursor works for watchers too.
-        if let Some(to) = self.cursor_key(key.code) {
-            self.cursor = to;
-            return Vec::new();
-        }
-        let (id, Some(seat)) = (g.id, g.seat) else {
-            return Vec::new();
-        };
-        if over {
-            return Vec::new();
-        }
-        let act = |action| vec![ClientMessage::Act { game: id, action }];
-        self.status = None;
-        match key.code {
-            KeyCode::Char(c @ '1'..='3') => {
-                let glass = seat.glasses()[(c as u8 - b'1') as usize];
-                let state = *g.replica.glass(glass);
-                match state.square {
-                    Some(from) => {
-                        self.cursor = from;
-                        self.start_or_hint(id, seat, from)
-                    }
-                    None => {
-                        self.hint(format!(
-                            "{glass} is beside the board: move the cursor to a free socket and press Enter"
-                        ));
-                        Vec::new()
-                    }
-                }
-            }
-            KeyCode::Enter | KeyCode::Char(' ') => self.enter(id, seat, true),
-            KeyCode::Char('.') => self.enter(id, seat, false),
-            KeyCode::Char('d') => act(Action::Drop),
-            KeyCode::Char('c') => act(Action::Claim),
-            KeyCode::Char('f') => act(Action::Flip),
-            KeyCode::Char('p') => act(Action::PenaltyDrop { at: self.cursor }),
-            KeyCode::Char('W') => vec![ClientMessage::ClaimAbandonment { game: id }],
-            KeyCode::Char('R') => {
-                self.confirm = Some(Confirm::Resign);
-                self.hint("Resign this game? (y/n)");
-                Vec::new()
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    fn pick_key(&mut self, key: KeyEvent) -> Vec<ClientMessage> {
-        match key.code {
-            KeyCode::Up | KeyCode::Char('k') => self.pick = self.pick.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.pick = (self.pick + 1).min(self.games.len().saturating_sub(1))
-            }
-            KeyCode::Enter => {
-                if let Some(id) = self.games.get(self.pick).map(|g| g.game) {
-                    return self.watch(id);
-                }
-            }
-            KeyCode::Char('q') | KeyCode::Esc => self.quit = true,
-            _ => {}
-        }
-        Vec::new()
-    }
-
-    /// Where an arrow (or hjkl) key moves the board cursor.
-    fn cursor_key(&self, code: KeyCode) -> Option<Square> {
-        let c = self.cursor;
-        let (col, row) = (c.col(), c.row());
-        match code {
-            KeyCode::Up | KeyCode::Char('k') => Square::new(col, row + 1).or(Some(c)),
-            KeyCode::Down | KeyCode::Char('j') => Some(
-                row.checked_sub(1)
-                    .and_then(|r| Square::new(col, r))
-                    .unwrap_or(c),
-            ),
-            KeyCode::Left | KeyCode::Char('h') => Some(nearest_in(col.checked_sub(1), c)),
-            KeyCode::Right | KeyCode::Char('l') => Some(nearest_in(Some(col + 1), c)),
-            _ => None,
-        }
-    }
-
-    fn start_or_hint(&mut self, id: GameId, seat: Player, from: Square) -> Vec<ClientMessage> {
-        let g = self.game.as_ref().expect("in a game");
-        let start = Action::Start { from };
-        if g.legal.contains(&start) {
-            // The cursor goes to the first place it may go.
-            if let Some(to) = from
-                .neighbours()
-                .iter()
-                .copied()
-                .find(|&to| g.replica.occupant(to).is_none() && !g.replica.is_full(to))
-            {
-                self.cursor = to;
-            }
-            self.hint(format!(
-                "Picked up from {from}: move the cursor and press Enter to put it down (. without dropping)"
-            ));
-            return vec![ClientMessage::Act {
-                game: id,
-                action: start,
-            }];
-        }
-        // Say why, in the engine's words.
-        let why = g
-            .replica
-            .check(seat, start)
-            .err()
-            .map_or("it cannot move now".to_string(), |e| e.to_string());
-        self.refuse(format!("Cannot pick up the hourglass on {from}: {why}"));
-        Vec::new()
-    }
-
-    /// Enter (with drop) or `.` (without) on the cursor: put down what is in hand, pick up
-    /// the hourglass under the cursor, place one (placement set-up), drop the penalty ring.
-    fn enter(&mut self, id: GameId, seat: Player, drop: bool) -> Vec<ClientMessage> {
-        let g = self.game.as_ref().expect("in a game");
-        let at = self.cursor;
-        let replica = &g.replica;
-        let holding = replica
-            .held()
-            .into_iter()
-            .chain(replica.late())
-            .find(|h| h.player == seat)
-            .copied();
-        let act = |action| ClientMessage::Act { game: id, action };
-        if let Some(h) = holding {
-            let release = Action::Release { to: at };
-            if let Err(e) = replica.check(seat, release) {
-                self.refuse(format!("Cannot put {} down on {at}: {e}", h.glass));
-                return Vec::new();
-            }
-            let mut out = vec![act(release)];
-            if drop {
-                // Drop at once, if the rules will allow it after this release.
-                let mut after = replica.clone();
-                if after.apply(seat, release, replica.now()).is_ok()
-                    && after.check(seat, Action::Drop).is_ok()
-                {
-                    out.push(act(Action::Drop));
-                }
-            }
-            return out;
-        }
-        if let Some(glass) = replica.occupant(at) {
-            if glass.owner() == seat {
-                return self.start_or_hint(id, seat, at);
-            }
-        }
-        if let Some(glass) = seat
-            .glasses()
-            .into_iter()
-            .find(|g| replica.glass(*g).square.is_none())
-        {
-            return vec![act(Action::Place {
-                glass,
-                to: at,
-                drop,
-            })];
-        }
-        if g.legal.contains(&Action::PenaltyDrop { at }) {
-            return vec![act(Action::PenaltyDrop { at })];
-        }
-        if replica.window(seat).is_some_and(|w| w.square == at) && g.legal.contains(&Action::Drop) {
-            return vec![act(Action::Drop)];
-        }
-        if replica.window(seat.other()).is_some_and(|w| w.square == at)
-            && g.legal.contains(&Action::Claim)
-        {
-            return vec![act(Action::Claim)];
-        }
-        self.refuse(format!(
-            "Nothing to do on {at}: pick one of your hourglasses (1 2 3, or the cursor and Enter)"
-        ));
-        Vec::new()
-    }
-
-    /// Where the cursor starts: our first hourglass on the board.
-    fn home_square(&self) -> Square {
-        let Some(g) = &self.game else { return sq("d4") };
-        g.seat
-            .and_then(|p| {
-                p.glasses()
-                    .into_iter()
-                    .find_map(|gl| g.replica.glass(gl).square)
-            })
-            .unwrap_or(sq("d4"))
     }
 
     /// What the player may do now, in words (for the UI).
@@ -1645,22 +1263,24 @@ impl App {
     }
 }
 
-/// The square of column `col` nearest on screen to `from`.
-fn nearest_in(col: Option<u8>, from: Square) -> Square {
-    let Some(col) = col.filter(|&c| c < 7) else {
-        return from;
-    };
-    let top = protocol::render::cell(from).top as i64;
-    Square::ALL
-        .into_iter()
-        .filter(|s| s.col() == col)
-        .min_by_key(|s| {
-            let t = protocol::render::cell(*s).top as i64;
-            // Ties (half a hex up or down): the same row number, so that left then
-            // right comes back.
-            ((t - top).abs(), s.row() != from.row())
-        })
-        .unwrap_or(from)
+/// The snapshot's entries replayed on a new game: the exact replica, and every event of
+/// the game so far (for the move list).
+fn replay(
+    view: &protocol::view::GameView,
+) -> Result<(Game, Vec<Event>), protocol::view::ReplayError> {
+    let mut game = Game::new(view.settings.clone());
+    let mut events = Vec::new();
+    for (index, entry) in view.entries.iter().enumerate() {
+        let evs = entry
+            .apply_to(&mut game)
+            .map_err(|error| protocol::view::ReplayError { index, error })?;
+        events.extend(evs);
+    }
+    if game.now() < view.at_ms {
+        // As GameView::replica: time passed without an event, in which nothing happens.
+        game.advance(view.at_ms);
+    }
+    Ok((game, events))
 }
 
 /// A live game in one line: "#3  Alice (Red) vs Bob (Black)  Level 3  12 moves  2 watching".
@@ -1683,6 +1303,10 @@ pub fn game_line(g: &GameSummary) -> String {
 
 /// The commands, in one line.
 pub const HELP_LINE: &str = "Commands: d1-d2 (move and drop), d1-d2. (move without dropping), start d1, release d2, drop, drop e4 (penalty ring), penalty e4, claim, flip, resign, win (after the opponent's grace ran out), new, rematch, decline rematch (after a game), accept, decline (a challenge), quit";
+
+// Typed commands and keys: what the player asks for, turned into messages.
+#[path = "app_input.rs"]
+mod input;
 
 #[cfg(test)]
 #[path = "app_tests.rs"]

@@ -91,7 +91,9 @@ fn a_refused_name_ends_the_session_with_the_reason() {
     assert!(app.quit);
     assert_eq!(app.exit_code, 1);
     let out = app.take_output();
-    assert!(out[0].text.contains("bad_name") && out[0].text.contains("U+001B"));
+    assert!(out[0].text.contains("U+001B"), "{}", out[0].text);
+    assert!(!out[0].text.contains("bad_name"), "words for people");
+    assert_eq!(out[0].json()["code"], "bad_name", "the code for programs");
 }
 
 #[test]
@@ -440,7 +442,15 @@ fn server_errors_appear_in_place_in_words_and_sanitised() {
     );
     let (kind, text) = app.status.clone().unwrap();
     assert_eq!(kind, LogKind::Error);
-    assert_eq!(text, "it is not Black's turn?[2J (not_your_turn)");
+    assert_eq!(text, "it is not Black's turn?[2J", "no code for people");
+    // The JSON line keeps the stable code.
+    let out = app.take_output();
+    let err = out
+        .iter()
+        .find(|o| o.kind == "error")
+        .expect("an error line");
+    assert_eq!(err.json()["code"], "not_your_turn");
+    assert!(!err.text.contains("not_your_turn"), "{}", err.text);
 }
 
 #[test]
@@ -927,4 +937,114 @@ fn the_server_shutting_down_is_said() {
         app.take_output()[0].text,
         "The server is shutting down: no new games; live games may go on for 30 s"
     );
+}
+
+#[test]
+fn the_move_list_is_complete_for_a_late_watcher_and_after_a_restart() {
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::Two));
+    for (p, from, to, ms) in [
+        (Player::Red, "d1", "d2", 1_000),
+        (Player::Black, "a1", "b1", 2_000),
+        (Player::Red, "g4", "g3", 3_000),
+    ] {
+        fake.act(p, mv(from, to, true), ms);
+    }
+    let events = |app: &App| -> Vec<String> {
+        app.log
+            .iter()
+            .filter(|l| l.kind == LogKind::Event)
+            .map(|l| l.text.clone())
+            .collect()
+    };
+    // A watcher arriving now, and Red's client restarted: both see the three moves.
+    for seat in [None, Some(Player::Red)] {
+        let mut app = greeted(&fake, t0);
+        app.on_message(fake.snapshot(seat, 4_000), t0);
+        let log = events(&app);
+        for m in ["X d1-d2", "A a1-b1", "Y g4-g3"] {
+            assert!(log.iter().any(|l| l.contains(m)), "{seat:?} {m}: {log:?}");
+        }
+        // A second snapshot (a resync) does not repeat them.
+        let before = log.len();
+        app.on_message(fake.snapshot(seat, 4_000), t0);
+        assert_eq!(events(&app).len(), before);
+    }
+}
+
+#[test]
+fn a_watcher_follows_the_players_into_their_rematch() {
+    use protocol::wire::{GameSummary, PlayerRef};
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::One));
+    let mut app = App::new(Mode::Watch { game: Some(1) }, "Wes".into(), None, t0);
+    app.on_connected(t0);
+    app.on_message(welcome(vec![]), t0);
+    app.on_message(fake.snapshot(None, 0), t0);
+    assert!(
+        app.on_tick(t0 + Duration::from_secs(3))
+            .iter()
+            .all(|m| !matches!(m, ClientMessage::ListGames)),
+        "not while the game goes on"
+    );
+    let ev = fake.act(Player::Red, Action::Resign, 1_000);
+    app.on_message(ev, t0 + Duration::from_secs(1));
+    assert!(app.game.as_ref().unwrap().is_over());
+    let at = t0 + Duration::from_secs(10);
+    let sent = app.on_tick(at);
+    assert_eq!(sent, vec![ClientMessage::ListGames]);
+    assert!(
+        !app.on_tick(at + Duration::from_millis(500))
+            .contains(&ClientMessage::ListGames),
+        "not at every tick"
+    );
+    let summary = |game, red: &str, black: &str| GameSummary {
+        game,
+        level: Level::One,
+        settings: Settings::level(Level::One),
+        red: PlayerRef {
+            player_id: format!("id-{red}"),
+            name: red.into(),
+        },
+        black: PlayerRef {
+            player_id: format!("id-{black}"),
+            name: black.into(),
+        },
+        move_count: 0,
+        watchers: 0,
+        state: "playing".into(),
+    };
+    // Another pair's game is not theirs; then the rematch, colours swapped.
+    let other = ServerMessage::Games {
+        games: vec![summary(2, "Ann", "Bob")],
+    };
+    assert!(app.on_message(other, at).is_empty());
+    let games = ServerMessage::Games {
+        games: vec![summary(2, "Ann", "Bob"), summary(3, "Bert", "Rita")],
+    };
+    let sent = app.on_message(games, at);
+    assert_eq!(
+        sent,
+        vec![ClientMessage::Watch {
+            game: 3,
+            after_seq: None
+        }]
+    );
+    assert_eq!(app.phase, Phase::Joining(3));
+    assert!(!app.quit);
+}
+
+#[test]
+fn a_refusal_goes_away_when_the_turn_changes() {
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::One));
+    let mut app = seated(&fake, Player::Black, t0);
+    app.on_message(
+        ServerMessage::error("not_your_turn", "it is not Black's turn"),
+        t0,
+    );
+    assert!(app.status.is_some());
+    let ev = fake.act(Player::Red, mv("d1", "d2", true), 1_000);
+    app.on_message(ev, t0 + Duration::from_secs(1));
+    assert_eq!(app.status, None, "stale once Black's turn began");
 }

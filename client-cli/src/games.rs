@@ -4,7 +4,6 @@
 use serde_json::{json, Value};
 
 use crate::app::Output;
-use crate::plain::format_line;
 use crate::sanitize::clean;
 
 fn text_of(v: &Value, key: &str) -> String {
@@ -86,9 +85,9 @@ pub async fn stored(server: &str, player: Option<&str>, json: bool) -> u8 {
         .and_then(|a| stored_output(a.status, &a.body, player));
     match result {
         Ok(lines) => {
-            for l in lines {
-                println!("{}", format_line(&l, json));
-            }
+            // Not println!: a reader that stops early (`| head`) closes the pipe, which
+            // is no reason to panic.
+            crate::plain::print(lines, json);
             0
         }
         Err(e) => {

@@ -3,7 +3,9 @@
 
 pub mod app;
 pub mod clock;
+pub mod compact;
 pub mod config;
+pub mod countdown;
 pub mod games;
 pub mod http;
 pub mod net;
@@ -11,6 +13,7 @@ pub mod plain;
 pub mod replay;
 pub mod sanitize;
 pub mod session;
+pub mod tc;
 pub mod tui;
 pub mod ui;
 pub mod viewer;

@@ -10,6 +10,7 @@ use tamsk_client::app::{App, Find, Mode};
 use tamsk_client::config::{self, Config, DEFAULT_SERVER};
 use tamsk_client::net::Net;
 use tamsk_client::session::Session;
+use tamsk_client::tc::{duration_ms, too_short_for_people, TimeControl};
 use tamsk_client::{games, plain, replay, tui, EXIT_BAD_INPUT, EXIT_IO};
 
 #[derive(Parser, Debug)]
@@ -33,6 +34,9 @@ struct Cli {
     /// Line mode with one JSON object per line.
     #[arg(long, global = true)]
     json: bool,
+    /// No terminal bell when time runs low (the screen still flashes).
+    #[arg(long, global = true)]
+    no_bell: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -81,6 +85,9 @@ enum Command {
         #[arg(long)]
         player: Option<String>,
     },
+    /// Who you are on the server: your name and player id, from the config file (no
+    /// connection is made).
+    Whoami,
     /// Replay a game file (a TAMSK record or a network-server move list such as
     /// `d1-d2/13 g1-f1/20`): on a terminal, step through it with the keys; otherwise (or
     /// with --plain or --json) print the final board and the result.
@@ -137,10 +144,19 @@ struct SettingsArgs {
     /// How the hourglasses start: on the corners, or beside the board.
     #[arg(long, value_enum, default_value = "standard")]
     setup: SetupArg,
-    /// Short timers (3 s hourglasses, 0.3 s 15-second timer, 0.2 s drop grace).
+    /// The time control: classical (5-min hourglasses, 20-s timer, 3-s drop grace),
+    /// standard (3 min, 15 s, 2 s), rapid (90 s, 10 s, 2 s), blitz (45 s, 5 s, 2 s).
+    /// The flags below change single values.
+    #[arg(long, value_enum, default_value = "standard")]
+    tc: TimeControl,
+    /// For tests only: the engine's test speeds (3-s hourglasses, 0.3-s timer, 0.2-s drop
+    /// grace), too fast for a person; also allows durations under 2 s on the flags below.
     #[arg(long)]
+    test_speeds: bool,
+    /// Replaced by `--tc blitz` (and `--test-speeds` for the old test speeds).
+    #[arg(long, hide = true)]
     blitz: bool,
-    /// Sand in one hourglass: 180, 180s, 3m, 500ms.
+    /// Sand in one hourglass: 180s, 3m (a unit is needed).
     #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
     hourglass: Option<u64>,
     /// Sand in the 15-second timer (Level 3).
@@ -161,28 +177,6 @@ struct SettingsArgs {
     full_socket: Option<FullSocketArg>,
 }
 
-/// `180` (seconds), `180s`, `3m`, `1.5s`, `500ms`.
-fn duration_ms(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let (num, unit) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1000.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60_000.0)
-    } else {
-        (t, 1000.0)
-    };
-    let value: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration: try 180, 180s, 3m or 500ms"))?;
-    if !(value.is_finite() && value >= 0.0) {
-        return Err(format!("'{text}' is not a duration"));
-    }
-    Ok((value * unit).round() as u64)
-}
-
 /// A duration or "none".
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct MaybeMs(Option<u64>);
@@ -198,10 +192,13 @@ fn optional_duration_ms(text: &str) -> Result<MaybeMs, String> {
 impl SettingsArgs {
     fn settings(&self) -> Result<Settings, String> {
         let level = Level::try_from(self.level)?;
-        let mut s = if self.blitz {
+        if self.blitz {
+            return Err("--blitz is now `--tc blitz` (45-s hourglasses, 5-s timer); the old 3-s test speeds are --test-speeds".into());
+        }
+        let mut s = if self.test_speeds {
             Settings::blitz(level)
         } else {
-            Settings::level(level)
+            self.tc.settings(level)
         };
         s.setup = match self.setup {
             SetupArg::Standard => Setup::Standard,
@@ -232,6 +229,13 @@ impl SettingsArgs {
             };
         }
         s.validate().map_err(|e| e.to_string())?;
+        let short = too_short_for_people(&s);
+        if !self.test_speeds && !short.is_empty() {
+            return Err(format!(
+                "{} under 2 s cannot be met by a person (add --test-speeds for tests)",
+                short.join(", ")
+            ));
+        }
         Ok(s)
     }
 }
@@ -267,6 +271,48 @@ fn server_url(cli: &Cli, config: &Config) -> String {
     )
 }
 
+/// `tamsk whoami`: the account kept for the server, without connecting.
+fn whoami(cli: &Cli) -> ExitCode {
+    let path = config::default_path();
+    let config = match path.as_deref().map(Config::load) {
+        Some(Ok(c)) => c,
+        Some(Err(e)) => {
+            eprintln!("tamsk: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
+        None => Config::default(),
+    };
+    let server = server_url(cli, &config);
+    let account = config.account(&server);
+    let line = match (account, cli.json) {
+        (Some(a), true) => serde_json::json!({
+            "type": "whoami", "server": server, "name": a.name, "player_id": a.player_id,
+            "game": a.game,
+        })
+        .to_string(),
+        (None, true) => {
+            serde_json::json!({ "type": "whoami", "server": server, "name": null }).to_string()
+        }
+        (Some(a), false) => {
+            let mut line = format!(
+                "{} (player {}) on {server}",
+                tamsk_client::sanitize::strip(&a.name),
+                tamsk_client::sanitize::strip(&a.player_id)
+            );
+            if let Some(g) = a.game {
+                line.push_str(&format!(", seated in game {g}"));
+            }
+            line
+        }
+        (None, false) => {
+            format!("No player on {server} yet: `tamsk play` registers one with your name")
+        }
+    };
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "{line}");
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mode = match &cli.command {
@@ -285,6 +331,7 @@ fn main() -> ExitCode {
             };
             return replay::main(args, cli.json, interactive, &server);
         }
+        Command::Whoami => return whoami(&cli),
         Command::Play { bot, settings } => {
             let find = if *bot { Find::Bot } else { Find::Seek };
             match settings.settings() {
@@ -343,6 +390,7 @@ fn main() -> ExitCode {
         Instant::now(),
     );
     app.resume = account.as_ref().and_then(|a| a.game);
+    app.bell = !cli.no_bell;
     let plain = cli.plain
         || cli.json
         || matches!(mode, Mode::Games { .. })
@@ -389,12 +437,33 @@ mod tests {
 
     #[test]
     fn durations() {
-        assert_eq!(duration_ms("180"), Ok(180_000));
-        assert_eq!(duration_ms("3m"), Ok(180_000));
-        assert_eq!(duration_ms("1.5s"), Ok(1_500));
-        assert_eq!(duration_ms("300ms"), Ok(300));
-        assert!(duration_ms("soon").is_err());
+        assert_eq!(optional_duration_ms("5m"), Ok(MaybeMs(Some(300_000))));
         assert_eq!(optional_duration_ms("none"), Ok(MaybeMs(None)));
+        assert!(optional_duration_ms("5").is_err(), "a unit is needed");
+    }
+
+    fn play(args: &[&str]) -> Result<Settings, String> {
+        let cli = Cli::parse_from([&["tamsk", "play"], args].concat());
+        let Command::Play { settings, .. } = cli.command else {
+            panic!()
+        };
+        settings.settings()
+    }
+
+    #[test]
+    fn time_controls_by_name_and_test_speeds_only_on_request() {
+        let s = play(&["--tc", "blitz"]).unwrap();
+        assert_eq!((s.hourglass_ms, s.neutral_ms), (45_000, 5_000));
+        let s = play(&["--tc", "rapid", "--clock", "5m"]).unwrap();
+        assert_eq!(s.hourglass_ms, 90_000);
+        assert_eq!(s.game_clock.unwrap().main_ms, 300_000);
+        assert_eq!(play(&[]).unwrap(), Settings::level(Level::Three));
+        let e = play(&["--hourglass", "1s"]).unwrap_err();
+        assert!(e.contains("--hourglass under 2 s"), "{e}");
+        let e = play(&["--blitz"]).unwrap_err();
+        assert!(e.contains("--tc blitz"), "{e}");
+        let s = play(&["--test-speeds"]).unwrap();
+        assert_eq!(s.hourglass_ms, 3_000);
     }
 
     #[test]
@@ -413,7 +482,7 @@ mod tests {
             "play",
             "--level",
             "2",
-            "--blitz",
+            "--test-speeds",
             "--turn-limit",
             "none",
         ]);
@@ -425,7 +494,7 @@ mod tests {
         assert_eq!(s.level, Level::Two);
         assert_eq!(s.hourglass_ms, 3_000);
         assert_eq!(s.turn_limit_ms, None);
-        let cli = Cli::parse_from(["tamsk", "--server", "x:1", "play", "--hourglass", "0"]);
+        let cli = Cli::parse_from(["tamsk", "--server", "x:1", "play", "--hourglass", "0s"]);
         let Command::Play { settings, .. } = cli.command else {
             panic!()
         };

@@ -23,7 +23,7 @@ pub fn format_line(out: &Output, json: bool) -> String {
     }
 }
 
-fn print(lines: Vec<Output>, json: bool) {
+pub fn print(lines: Vec<Output>, json: bool) {
     let mut stdout = std::io::stdout().lock();
     for out in lines {
         // A closed pipe is the reader's choice, not an error worth a panic.

@@ -23,6 +23,13 @@ pub async fn run(mut s: Session) -> u8 {
             return crate::EXIT_IO;
         }
     };
+    // The screen may hold what a killed client (kill -9) or the shell left there: ratatui
+    // only writes cells that differ from what it believes is on screen, so start blank.
+    if let Err(e) = terminal.clear() {
+        ratatui::restore();
+        eprintln!("tamsk: cannot clear the terminal ({e}): try --plain");
+        return crate::EXIT_IO;
+    }
     let mut keys = EventStream::new();
     let mut tick = interval(Duration::from_millis(1000 / FPS));
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
@@ -50,6 +57,12 @@ pub async fn run(mut s: Session) -> u8 {
         }
         // Plain-mode lines are not printed here: the log shows them.
         s.app.take_output();
+        if s.app.check_alerts(Instant::now()) {
+            // The terminal bell; the flash is drawn from the app state.
+            use std::io::Write;
+            let mut out = std::io::stdout();
+            let _ = out.write_all(b"\x07").and_then(|_| out.flush());
+        }
         s.save_config();
         if s.app.quit {
             break;
@@ -65,7 +78,8 @@ pub async fn run(mut s: Session) -> u8 {
     if let Some(g) = &s.app.game {
         if let Some(result) = words::result(&g.replica) {
             println!("Game {}: {}", g.id, strip(&result));
-        } else if g.seat.is_some() {
+        } else if g.seat.is_some() && s.app.exit_code == 0 {
+            // (Not when the session failed: the game may be gone, as the error says.)
             println!(
                 "You left game {} while it goes on: your seat is kept for a while, and `tamsk play` (or challenge, host, join) takes it again.",
                 g.id

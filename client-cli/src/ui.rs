@@ -29,9 +29,40 @@ use ratatui::Frame;
 use crate::app::{describe_settings, game_line, App, Confirm, Find, GameView, LogKind, Phase};
 use crate::words;
 
-/// The smallest terminal the whole screen fits in.
-pub const MIN_WIDTH: u16 = 96;
-pub const MIN_HEIGHT: u16 = 36;
+/// The smallest terminal the compact board fits in.
+pub const MIN_WIDTH: u16 = 80;
+pub const MIN_HEIGHT: u16 = 24;
+/// From this size on, the large board.
+pub const LARGE_WIDTH: u16 = 100;
+pub const LARGE_HEIGHT: u16 = 36;
+
+/// Which layout a game is drawn in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Size {
+    /// The compact board (80×24 and up): short bars, no blank lines.
+    Compact,
+    /// The network server's board (100×36 and up).
+    Large,
+}
+
+impl Size {
+    /// The layout for a terminal of `width`×`height`; `None` when it is too small.
+    pub fn of(width: u16, height: u16) -> Option<Size> {
+        if width >= LARGE_WIDTH && height >= LARGE_HEIGHT {
+            Some(Size::Large)
+        } else if width >= MIN_WIDTH && height >= MIN_HEIGHT {
+            Some(Size::Compact)
+        } else {
+            None
+        }
+    }
+    fn bar(self) -> usize {
+        match self {
+            Size::Compact => 8,
+            Size::Large => 16,
+        }
+    }
+}
 
 const PANEL_COLUMN: u16 = LEGEND_COLUMN as u16 + 2;
 
@@ -79,6 +110,24 @@ fn mark_bg(m: Mark) -> Color {
         Mark::Cursor => Color::Blue,
         Mark::Destination => Color::Indexed(22),
         Mark::Losing => Color::Indexed(52),
+    }
+}
+
+/// Each socket's highlight colour. The cursor wins over a destination (so that it stays
+/// visible on the lit sockets), a losing destination over a plain one.
+pub fn board_styles(marks: &[(Square, Mark)]) -> impl Fn(Square) -> Option<Color> + '_ {
+    let rank = |m: Mark| match m {
+        Mark::Cursor => 2,
+        Mark::Losing => 1,
+        Mark::Destination => 0,
+    };
+    move |s| {
+        marks
+            .iter()
+            .filter(|(at, _)| *at == s)
+            .map(|&(_, m)| m)
+            .max_by_key(|&m| rank(m))
+            .map(mark_bg)
     }
 }
 
@@ -131,11 +180,13 @@ pub fn board(game: &Game, now: u64, marks: &[(Square, Mark)]) -> Vec<Line<'stati
             }
         }
     }
-    for &(s, m) in marks {
+    let marked = board_styles(marks);
+    for s in Square::ALL {
+        let Some(bg) = marked(s) else { continue };
         for (l, x, w) in render::cell(s).interior() {
             // Labels keep their player's colours.
             for st in styles[l][x..x + w].iter_mut().filter(|st| st.bg.is_none()) {
-                *st = st.bg(mark_bg(m));
+                *st = st.bg(bg);
             }
         }
     }
@@ -159,236 +210,57 @@ pub fn board(game: &Game, now: u64, marks: &[(Square, Mark)]) -> Vec<Line<'stati
         .collect()
 }
 
-/// A bar of `width` cells for `left` of `total`, with eighths for smooth motion.
-pub fn sand_bar(left: u64, total: u64, width: usize) -> String {
-    const PARTS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
-    let total = total.max(1);
-    let eighths = ((left.min(total) as u128 * width as u128 * 8) / total as u128) as usize;
-    let mut s = "█".repeat(eighths / 8);
-    if eighths / 8 < width {
-        s.push(PARTS[eighths % 8]);
-    }
-    while s.chars().count() < width {
-        s.push(' ');
-    }
-    s
-}
+// The panel beside the board: seats, hourglasses, the 15-second timer, countdowns.
+#[path = "ui_panel.rs"]
+mod panel;
+use panel::panel;
+pub use panel::{after_flip, glass_line, neutral_line, sand_bar};
 
-/// One hourglass: where it is and its sand.
-pub fn glass_line(game: &Game, glass: Glass, now: u64) -> Line<'static> {
-    let state = game.glass(glass);
-    let place = state.square.map_or("off".to_string(), |s| s.to_string());
-    let mut spans = vec![
-        Span::raw("  "),
-        Span::styled(format!("{glass}"), player_style(glass.owner())),
-        Span::raw(format!(" {place:<3} ")),
-    ];
-    let held = game
-        .held()
-        .into_iter()
-        .chain(game.late())
-        .any(|h| h.glass == glass);
-    let total = game.settings().hourglass_ms;
-    if let Some(t) = state.dead_at_ms {
-        spans.push(Span::styled(
-            format!("✝ dead since {}", words::seconds(t)),
-            Style::new().fg(Color::DarkGray),
-        ));
-    } else if !game.settings().level.timed() {
-        // Level 1: sand does not count.
-    } else if !state.started {
-        spans.push(Span::styled(
-            format!("{} not started", sand_bar(0, total, 16)),
-            dim(),
-        ));
-    } else {
-        let left = state.remaining(now);
-        let colour = if left * 5 < total {
-            Color::LightRed
-        } else {
-            match glass.owner() {
-                Player::Red => Color::Red,
-                Player::Black => Color::Gray,
-            }
-        };
-        spans.push(Span::styled(
-            sand_bar(left, total, 16),
-            Style::new().fg(colour).bg(Color::Indexed(236)),
-        ));
-        spans.push(Span::raw(format!(" {:>6}", words::seconds(left))));
+/// Settings in a few characters for the compact header: "L3 60s/15s".
+fn short_settings(s: &protocol::Settings) -> String {
+    let secs = |ms: u64| crate::countdown::left(ms).replace(".0s", "s");
+    let mut out = format!("L{}", s.level.number());
+    if s.level.timed() {
+        out.push_str(&format!(" {}", secs(s.hourglass_ms)));
     }
-    if held {
-        spans.push(Span::styled(
-            "  in hand",
-            Style::new().add_modifier(Modifier::BOLD),
-        ));
-    }
-    Line::from(spans)
-}
-
-/// A seat's heading: name, turn marker, connection, rings.
-fn seat_lines(view: &GameView, p: Player, app: &App, now: u64) -> Vec<Line<'static>> {
-    let game = &view.replica;
-    let seat = view.seat_view(p);
-    let mut head = vec![
-        Span::styled(format!("{p}"), player_style(p)),
-        Span::raw(" "),
-        Span::styled(seat.name.clone(), player_text(p)),
-    ];
-    if view.seat == Some(p) {
-        head.push(Span::styled(" (you)", dim()));
-    }
-    if game.is_playing() && !game.is_ending() && game.turn() == p {
-        head.push(Span::styled(
-            "  ◀ to move",
-            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
-        ));
-    }
-    let conn = if seat.grace_expired {
-        Span::styled(
-            "○ gone: the win may be claimed",
-            Style::new().fg(Color::LightRed),
-        )
-    } else if seat.connected {
-        Span::styled("● connected", Style::new().fg(Color::Green))
-    } else {
-        let left = seat
-            .grace_until_ms
-            .map(|t| format!(", seat kept {} more", words::seconds(t.saturating_sub(now))))
-            .unwrap_or_default();
-        Span::styled(format!("○ away{left}"), Style::new().fg(Color::Yellow))
-    };
-    let mut second = vec![
-        Span::raw("  "),
-        conn,
-        Span::raw(format!(" · {} rings left", game.rings_left(p))),
-    ];
-    // Our own lag as we measure it; another seat's as the server measured it.
-    let lag = if view.seat == Some(p) {
-        app.lag_ms
-    } else {
-        seat.lag_ms
-    };
-    if let Some(lag) = lag {
-        second.push(Span::raw(format!(" · lag {lag} ms")));
-    }
-    if let Some(c) = game.clock_left(p, now) {
-        second.push(Span::raw(format!(" · clock {}", words::seconds(c))));
-    }
-    if game.is_playing() && game.penalty_owed(p) {
-        second.push(Span::styled(
-            " · penalty ring owed",
-            Style::new().fg(Color::Magenta),
-        ));
-    }
-    vec![Line::from(head), Line::from(second)]
-}
-
-/// The 15-second timer (Level 3).
-pub fn neutral_line(game: &Game, now: u64) -> Option<Line<'static>> {
-    if game.settings().level != protocol::Level::Three {
-        return None;
-    }
-    let n = game.neutral();
-    let total = game.settings().neutral_ms;
-    let left = n.sand.remaining(now);
-    Some(match game.neutral_judges() {
-        Some(target) if left > 0 => Line::from(vec![
-            Span::styled("15-second timer on ", Style::new().fg(Color::Yellow)),
-            Span::styled(format!("{target}"), player_text(target)),
-            Span::raw(" "),
-            Span::styled(
-                sand_bar(left, total, 16),
-                Style::new().fg(Color::Yellow).bg(Color::Indexed(236)),
-            ),
-            Span::raw(format!(" {:>6}", words::seconds(left))),
-        ]),
-        _ if left > 0 && game.is_playing() => Line::from(vec![
-            Span::styled("15-second timer, judging nobody ", dim()),
-            Span::styled(sand_bar(left, total, 10), dim().bg(Color::Indexed(236))),
-            Span::styled(format!(" {:>6}", words::seconds(left)), dim()),
-        ]),
-        _ if game.is_playing() => Line::from(Span::styled(
-            format!(
-                "15-second timer: idle ({} may flip it)",
-                game.turn().other()
-            ),
-            dim(),
-        )),
-        _ => Line::from(Span::styled("15-second timer: idle", dim())),
-    })
-}
-
-/// The panel beside the board: both seats with their hourglasses, the 15-second timer,
-/// what we may do now.
-fn panel(view: &GameView, app: &App, now: u64) -> Vec<Line<'static>> {
-    let game = &view.replica;
-    let mut out = Vec::new();
-    for p in [Player::Black, Player::Red] {
-        out.extend(seat_lines(view, p, app, now));
-        for g in p.glasses() {
-            out.push(glass_line(game, g, now));
-        }
-        if p == Player::Black {
-            out.push(Line::raw(""));
-            if let Some(l) = neutral_line(game, now) {
-                out.push(l);
-                out.push(Line::raw(""));
-            }
-        }
-    }
-    out.push(Line::raw(""));
-    match (view.seat, game.status()) {
-        (_, Status::Finished { outcome }) => out.push(Line::styled(
-            format!("Game over: {}", outcome.describe()),
-            Style::new().add_modifier(Modifier::BOLD),
-        )),
-        (_, Status::Aborted { reason, .. }) => out.push(Line::styled(
-            format!("Game aborted: {}", words::abort(reason)),
-            Style::new().add_modifier(Modifier::BOLD),
-        )),
-        (Some(_), Status::Playing) => {
-            let may = app.may_lines();
-            if may.is_empty() {
-                out.push(Line::styled("You may: wait", dim()));
-            } else {
-                out.push(Line::styled(
-                    "You may:",
-                    Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
-                ));
-                for m in may {
-                    out.push(Line::raw(format!("  {m}")));
-                }
-            }
-        }
-        (None, Status::Playing) => {
-            out.push(Line::styled(format!("Watching game {}", view.id), dim()))
-        }
+    if s.level == protocol::Level::Three {
+        out.push_str(&format!("/{}", secs(s.neutral_ms)));
     }
     out
 }
 
-fn header(app: &App) -> Line<'static> {
+fn header(app: &App, at: Instant, width: u16) -> Line<'static> {
+    // The low-time flash: the title turns red for a moment.
+    let title_bg = if app.alerts.flashing(at) {
+        Color::LightRed
+    } else {
+        Color::Yellow
+    };
     let mut spans = vec![Span::styled(
         " TAMSK ",
         Style::new()
             .fg(Color::Black)
-            .bg(Color::Yellow)
+            .bg(title_bg)
             .add_modifier(Modifier::BOLD),
     )];
     let mut parts = Vec::new();
+    let compact = Size::of(width, u16::MAX) != Some(Size::Large);
     if let Some(g) = &app.game {
         parts.push(format!("game {}", g.id));
-        parts.push(describe_settings(g.replica.settings()));
+        parts.push(if compact {
+            short_settings(g.replica.settings())
+        } else {
+            describe_settings(g.replica.settings())
+        });
         if g.watchers > 0 {
             parts.push(format!("{} watching", g.watchers));
         }
     }
-    if let Some(me) = &app.me {
+    if let Some(me) = &app.me.as_ref().filter(|_| !compact) {
         parts.push(format!("you: {}", me.name));
     }
     if let Some(lag) = app.lag_ms {
-        parts.push(format!("lag {lag} ms"));
+        parts.push(format!("lag {lag}ms"));
     }
     spans.push(Span::raw(format!(" {}", parts.join(" · "))));
     spans.push(if app.connected {
@@ -443,9 +315,9 @@ fn keys_line(app: &App) -> Line<'static> {
             let has = |f: &dyn Fn(&Action) -> bool| legal.iter().any(f);
             let mut keys: Vec<&str> = Vec::new();
             if has(&|a| matches!(a, Action::Release { .. })) {
-                keys.push("arrows choose · Enter put down and drop · . put down without dropping");
+                keys.push("arrows · Enter put down and drop · . without dropping");
             } else if has(&|a| matches!(a, Action::Start { .. })) {
-                keys.push("1 2 3 pick up (or cursor + Enter) · arrows move");
+                keys.push("1 2 3 pick up · arrows move");
             } else if has(&|a| matches!(a, Action::Place { .. })) {
                 keys.push("cursor + Enter place an hourglass");
             }
@@ -601,14 +473,18 @@ fn game_over_box(frame: &mut Frame, area: Rect, app: &App, view: &GameView) {
         },
         dim(),
     ));
-    let height = lines.len() as u16 + 2;
-    let width = lines
+    let width = (lines
         .iter()
         .map(|l| l.width() as u16)
         .max()
         .unwrap_or(20)
         .max(title.len() as u16)
-        + 4;
+        + 4)
+    .min(area.width);
+    // Long lines wrap (at 80 columns an outcome can be wider than the screen).
+    let inner = width.saturating_sub(3).max(1) as usize;
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    let height = rows as u16 + 2;
     let r = centered(area, width, height);
     let lines: Vec<Line<'static>> = lines
         .into_iter()
@@ -619,7 +495,7 @@ fn game_over_box(frame: &mut Frame, area: Rect, app: &App, view: &GameView) {
         .collect();
     frame.render_widget(Clear, r);
     frame.render_widget(
-        Paragraph::new(lines).block(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
             Block::default()
                 .borders(Borders::ALL)
                 .title(title)
@@ -699,6 +575,10 @@ fn waiting_text(app: &App) -> String {
 /// Draws the whole screen at local instant `at`.
 pub fn ui(frame: &mut Frame, app: &App, at: Instant) {
     let area = frame.area();
+    if Size::of(area.width, area.height).is_none() {
+        too_small(frame, area);
+        return;
+    }
     let [head, body, status, keys] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
@@ -706,7 +586,7 @@ pub fn ui(frame: &mut Frame, app: &App, at: Instant) {
         Constraint::Length(1),
     ])
     .areas(area);
-    frame.render_widget(Paragraph::new(header(app)), head);
+    frame.render_widget(Paragraph::new(header(app, at, area.width)), head);
     frame.render_widget(Paragraph::new(status_line(app)), status);
     frame.render_widget(Paragraph::new(keys_line(app)), keys);
     match (&app.phase, &app.game) {
@@ -754,46 +634,74 @@ pub fn ui(frame: &mut Frame, app: &App, at: Instant) {
     }
 }
 
+/// Below 80×24: what to do, in words.
+fn too_small(frame: &mut Frame, area: Rect) {
+    let lines = vec![
+        Line::styled(
+            format!("TAMSK needs a terminal of at least {MIN_WIDTH}×{MIN_HEIGHT}"),
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        ),
+        Line::raw(format!("(this one is {}×{}).", area.width, area.height)),
+        Line::raw("Enlarge the window: the game goes on meanwhile."),
+        Line::raw("q leaves."),
+    ];
+    let h = (lines.len() as u16).min(area.height);
+    let r = Rect {
+        y: area.y + (area.height - h) / 2,
+        height: h,
+        ..area
+    };
+    frame.render_widget(
+        Paragraph::new(lines).centered().wrap(Wrap { trim: true }),
+        r,
+    );
+}
+
 fn draw_game(frame: &mut Frame, body: Rect, app: &App, view: &GameView, at: Instant) {
     let now = view.now_ms(at);
-    if body.width < MIN_WIDTH || body.height + 3 < MIN_HEIGHT {
-        // Too small for the board: what matters, in text.
-        let mut lines = vec![Line::styled(
-            format!(
-                "Enlarge the terminal to at least {MIN_WIDTH}×{MIN_HEIGHT} for the board (now {}×{}).",
-                frame.area().width,
-                frame.area().height
-            ),
-            Style::new().fg(Color::Yellow),
-        )];
-        lines.extend(panel(view, app, now));
-        let used = lines.len();
-        lines.extend(log_lines(
-            app,
-            (body.height as usize).saturating_sub(used + 1),
-            body.width as usize,
-        ));
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
-        return;
-    }
+    let area = frame.area();
+    let size = Size::of(area.width, area.height).unwrap_or(Size::Compact);
+    let board_width = match size {
+        Size::Large => PANEL_COLUMN,
+        Size::Compact => crate::compact::WIDTH as u16 + 1,
+    };
     let [left, right] =
-        Layout::horizontal([Constraint::Length(PANEL_COLUMN), Constraint::Min(20)]).areas(body);
-    frame.render_widget(
-        Paragraph::new(board(&view.replica, now, &marks(app, view))),
-        left,
-    );
-    let panel = panel(view, app, now);
-    let panel_height = (panel.len() as u16).min(right.height);
-    let [top, log] =
-        Layout::vertical([Constraint::Length(panel_height), Constraint::Min(0)]).areas(right);
-    frame.render_widget(Paragraph::new(panel).wrap(Wrap { trim: false }), top);
-    if log.height > 2 {
-        let h = log.height as usize - 1;
+        Layout::horizontal([Constraint::Length(board_width), Constraint::Min(20)]).areas(body);
+    let marks = marks(app, view);
+    let board_lines = match size {
+        Size::Large => board(&view.replica, now, &marks),
+        Size::Compact => crate::compact::board(&view.replica, now, &marks),
+    };
+    let panel = panel(view, app, now, size);
+    let log_area = match size {
+        Size::Large => {
+            frame.render_widget(Paragraph::new(board_lines), left);
+            let panel_height = (panel.len() as u16).min(right.height);
+            let [top, log] =
+                Layout::vertical([Constraint::Length(panel_height), Constraint::Min(0)])
+                    .areas(right);
+            frame.render_widget(Paragraph::new(panel).wrap(Wrap { trim: false }), top);
+            log
+        }
+        Size::Compact => {
+            // The log goes under the board, the panel takes the whole right side.
+            let [top, log] = Layout::vertical([
+                Constraint::Length(crate::compact::LINES as u16),
+                Constraint::Min(0),
+            ])
+            .areas(left);
+            frame.render_widget(Paragraph::new(board_lines), top);
+            frame.render_widget(Paragraph::new(panel).wrap(Wrap { trim: false }), right);
+            log
+        }
+    };
+    if log_area.height > 2 {
+        let h = log_area.height as usize - 1;
         frame.render_widget(
-            Paragraph::new(log_lines(app, h, log.width as usize))
+            Paragraph::new(log_lines(app, h, log_area.width as usize))
                 .wrap(Wrap { trim: false })
                 .block(Block::default().borders(Borders::TOP).title(" Log ")),
-            log,
+            log_area,
         );
     }
     if view.is_over() && !app.help {

@@ -17,9 +17,17 @@ const W: u16 = 100;
 const H: u16 = 36;
 
 fn draw(app: &App, at: Instant) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(W, H)).unwrap();
+    draw_in(W, H, app, at)
+}
+
+fn draw_in(w: u16, h: u16, app: &App, at: Instant) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
     terminal.draw(|f| ui(f, app, at)).unwrap();
     terminal
+}
+
+fn text_of(t: &Terminal<TestBackend>) -> String {
+    format!("{}", t.backend())
 }
 
 /// Screen position of a board text position (the board starts on line 1, column 0).
@@ -99,7 +107,7 @@ fn mid_game_with_a_dead_hourglass_and_the_15_second_timer_running() {
     // eyes (0 left) and the timer shows 7.0 s.
     let later = draw(&app, t0 + Duration::from_millis(63_000));
     let text = format!("{}", later.backend());
-    assert!(text.contains("15-second timer on Black"), "{text}");
+    assert!(text.contains("Timer on YOU"), "{text}");
     assert!(text.contains("  7.0s"), "{text}");
 }
 
@@ -127,15 +135,87 @@ fn game_over_with_the_tiebreak_line_up() {
 }
 
 #[test]
-fn a_small_terminal_still_shows_the_game_in_text() {
+fn below_80_by_24_a_clear_message() {
     let t0 = Instant::now();
     let fake = Fake::new(Settings::level(Level::One));
     let app = seated(&fake, Player::Red, t0);
-    let mut terminal = Terminal::new(TestBackend::new(70, 24)).unwrap();
-    terminal.draw(|f| ui(f, &app, t0)).unwrap();
-    let text = format!("{}", terminal.backend());
-    assert!(text.contains("Enlarge the terminal"), "{text}");
-    assert!(text.contains("You may:"), "{text}");
+    for (w, h) in [(79, 24), (80, 23), (40, 10)] {
+        let text = text_of(&draw_in(w, h, &app, t0));
+        assert!(text.contains("at least 80×24"), "{w}×{h}: {text}");
+        assert!(text.contains(&format!("{w}×{h}")), "{text}");
+    }
+    let text = text_of(&draw_in(80, 24, &app, t0));
+    assert!(!text.contains("at least 80×24"), "{text}");
+}
+
+#[test]
+fn the_layout_follows_the_terminal_size() {
+    assert_eq!(Size::of(80, 24), Some(Size::Compact));
+    assert_eq!(Size::of(99, 40), Some(Size::Compact));
+    assert_eq!(Size::of(100, 35), Some(Size::Compact));
+    assert_eq!(Size::of(100, 36), Some(Size::Large));
+    assert_eq!(Size::of(120, 40), Some(Size::Large));
+    assert_eq!(Size::of(79, 50), None);
+}
+
+/// Screen position of a compact-board socket's first cell (the board starts on line 1).
+fn at_compact(s: &str, line: usize) -> (u16, u16) {
+    let (l, c) = crate::compact::origin(sq(s));
+    (c as u16, (l + line) as u16 + 1)
+}
+
+#[test]
+fn the_compact_board_fits_80_by_24_with_every_socket() {
+    let t0 = Instant::now();
+    let app = mid_game(t0);
+    let terminal = draw_in(80, 24, &app, t0 + Duration::from_millis(60_500));
+    insta::assert_snapshot!("compact_mid_game", terminal.backend());
+    let buf = terminal.backend().buffer();
+    // Every socket's name and spare capacity are on the board.
+    let g = &app.game.as_ref().unwrap().replica;
+    for s in protocol::Square::ALL {
+        let (x, y) = at_compact(&s.to_string(), 0);
+        let name: String = (0..2)
+            .map(|i| buf[(x + i, y)].symbol().to_string())
+            .collect();
+        assert_eq!(name, s.to_string());
+        let spare = s.capacity() - g.rings_on(s);
+        assert_eq!(buf[(x + 3, y)].symbol(), spare.to_string(), "{s}");
+    }
+    // Glass labels with their sand, dead ones struck out.
+    let (x, y) = at_compact("d2", 1);
+    assert_eq!(buf[(x, y)].symbol(), "X");
+    assert!(buf[(x, y)].modifier.contains(Modifier::CROSSED_OUT));
+    let (x, y) = at_compact("d6", 1);
+    assert_eq!(buf[(x, y)].symbol(), "C");
+    assert_eq!(buf[(x, y)].bg, Color::Gray);
+    let text = text_of(&terminal);
+    assert!(text.contains("Timer on YOU"), "{text}");
+}
+
+#[test]
+fn the_cursor_stays_visible_on_a_lit_socket() {
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::Three));
+    let mut app = seated(&fake, Player::Red, t0);
+    // X is in hand: d2 is lit as a place to put it down, and the cursor is there.
+    let ev = fake.act(Player::Red, Action::Start { from: sq("d1") }, 100);
+    app.on_message(ev, t0 + Duration::from_millis(100));
+    app.cursor = sq("d2");
+    let (x, y) = at_compact("c1", 0);
+    assert_eq!(
+        draw_in(80, 24, &app, t0).backend().buffer()[(x, y)].bg,
+        Color::Indexed(22),
+        "c1 is lit"
+    );
+    let terminal = draw_in(80, 24, &app, t0);
+    let buf = terminal.backend().buffer();
+    let (x, y) = at_compact("d2", 0);
+    assert_eq!(buf[(x, y)].bg, Color::Blue, "cursor on a destination");
+    let terminal = draw(&app, t0);
+    let buf = terminal.backend().buffer();
+    let (l, c, _) = render::cell(sq("d2")).interior()[0];
+    assert_eq!(buf[at_board(l, c)].bg, Color::Blue);
 }
 
 #[test]
@@ -162,7 +242,7 @@ fn the_15_second_timer_judges_nobody_once_its_turn_is_over() {
         "{}",
         draw(&app, t0 + Duration::from_millis(61_000)).backend()
     );
-    assert!(text.contains("15-second timer, judging nobody"), "{text}");
+    assert!(text.contains("Timer, on nobody"), "{text}");
     assert!(text.contains("  9.0s"), "the sand still runs: {text}");
     assert!(!text.contains("15-second timer on Black █"), "{text}");
 }
@@ -195,5 +275,37 @@ fn the_opponents_lag_is_shown_beside_his_seat() {
         .iter()
         .map(|c| c.symbol())
         .collect();
-    assert!(screen.contains("lag 42 ms"), "{screen}");
+    assert!(screen.contains("lag 42ms"), "{screen}");
+}
+
+#[test]
+fn the_game_over_box_fits_80_columns() {
+    let t0 = Instant::now();
+    let loaded = record::load(include_str!(
+        "../../docs/examples/level3-blitz-tiebreak.tamsk"
+    ))
+    .unwrap();
+    let fake = Fake {
+        game: loaded.game,
+        seq: 40,
+        entries: loaded.file.record.entries,
+    };
+    let app = seated(&fake, Player::Red, t0);
+    let terminal = draw_in(80, 24, &app, t0 + Duration::from_secs(100));
+    insta::assert_snapshot!("compact_game_over", terminal.backend());
+    let text = text_of(&terminal);
+    // Every word of the outcome is on the screen, none cut at the edge.
+    let outcome = app
+        .game
+        .as_ref()
+        .unwrap()
+        .replica
+        .outcome()
+        .unwrap()
+        .describe();
+    let screen: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for word in outcome.split_whitespace() {
+        assert!(screen.contains(word), "{word}: {text}");
+    }
+    assert!(text.contains("n new game"), "{text}");
 }

@@ -81,7 +81,8 @@ async fn our_own_hostile_name_refused_by_the_real_server_prints_harmlessly() {
         assert_harmless("stdout", &out.stdout);
         assert_harmless("stderr", &out.stderr);
         let text = String::from_utf8(out.stdout).unwrap();
-        assert!(text.contains("bad_name"), "{text}");
+        // The code is for programs (JSON), the reason for people (both).
+        assert_eq!(text.contains("bad_name"), json, "{text}");
         assert!(text.contains("unprintable"), "the server's reason: {text}");
     }
     let _ = stop.send(());

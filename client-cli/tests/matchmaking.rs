@@ -22,7 +22,7 @@ async fn tamsk_play_bot_plays_a_whole_game_against_the_computer() {
             "--bot",
             "--level",
             "3",
-            "--blitz",
+            "--test-speeds",
         ],
     );
     let (lines, status) = tokio::time::timeout(WAIT, bot(child, "Dee"))

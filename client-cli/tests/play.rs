@@ -24,7 +24,7 @@ async fn two_tamsk_processes_play_a_whole_blitz_game() {
                 "play",
                 "--level",
                 "3",
-                "--blitz",
+                "--test-speeds",
             ],
         )
     };

@@ -13,7 +13,40 @@
 use crate::board::Square;
 use crate::game::{Action, Game, Player};
 
-/// How the bot takes its time.
+/// How strong the bot plays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BotLevel {
+    /// For a beginner: it never flips the 15-second timer during the opening (until
+    /// both players have moved each hourglass), flips it late after that, takes its time,
+    /// and does not try to box the opponent in.
+    Easy,
+    /// The move whose outcome scores best, one move ahead.
+    #[default]
+    Normal,
+    /// Searches five moves ahead (its move, the reply, ...) with alpha-beta pruning
+    /// over the engine's legal moves ([`crate::bot_search`]).
+    Hard,
+}
+
+impl BotLevel {
+    /// The timing that goes with the level.
+    pub fn config(self) -> BotConfig {
+        match self {
+            BotLevel::Easy => BotConfig {
+                think_ms: 2_500,
+                margin_ms: 600,
+                flip_after_ms: 8_000,
+                level: self,
+            },
+            BotLevel::Normal | BotLevel::Hard => BotConfig {
+                level: self,
+                ..BotConfig::default()
+            },
+        }
+    }
+}
+
+/// How the bot takes its time, and how well it plays.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BotConfig {
     /// It moves this long after its turn starts, unless a deadline is nearer.
@@ -22,6 +55,7 @@ pub struct BotConfig {
     pub margin_ms: u64,
     /// Level 3: it flips the 15-second timer this long after the opponent's turn starts.
     pub flip_after_ms: u64,
+    pub level: BotLevel,
 }
 
 impl Default for BotConfig {
@@ -30,6 +64,7 @@ impl Default for BotConfig {
             think_ms: 700,
             margin_ms: 250,
             flip_after_ms: 400,
+            level: BotLevel::Normal,
         }
     }
 }
@@ -105,12 +140,21 @@ pub fn plan(game: &Game, me: Player, now: u64, config: &BotConfig) -> Plan {
         if at > now {
             return Plan::Wait(at);
         }
-        return match best(&g, me, now, moves.into_iter()) {
+        let chosen = match config.level {
+            BotLevel::Hard => crate::bot_search::best_move(&g, me, now, &moves, config.think_ms),
+            BotLevel::Normal => best(&g, me, now, moves.into_iter()),
+            BotLevel::Easy => best_by(&g, me, now, moves.into_iter(), |after, now| {
+                gentle(after, me, now)
+            }),
+        };
+        return match chosen {
             Some(a) => Plan::Act(a),
             None => Plan::Idle,
         };
     }
-    if legal.contains(&Action::Flip) {
+    // Easy leaves a beginner his opening: no flip until every hourglass has moved.
+    let opening = Player::BOTH.iter().any(|&p| g.moves_made(p) < 3);
+    if legal.contains(&Action::Flip) && !(config.level == BotLevel::Easy && opening) {
         let at = g.turn_started_ms() + config.flip_after_ms;
         return if at > now {
             Plan::Wait(at)
@@ -168,13 +212,36 @@ fn best<'a>(
     now: u64,
     candidates: impl Iterator<Item = &'a Action>,
 ) -> Option<Action> {
+    best_by(g, me, now, candidates, |after, now| {
+        evaluate(after, me, now)
+    })
+}
+
+/// The easy bot's view of a position: rings and its own hourglasses' lives, not the
+/// opponent's mobility (it does not box him in).
+fn gentle(g: &Game, me: Player, now: u64) -> i64 {
+    if g.outcome().is_some() {
+        return evaluate(g, me, now);
+    }
+    let rings = (g.rings_left(me.other()) as i64 - g.rings_left(me) as i64) * 100;
+    rings + mobility(g, me) * 10 + life(g, me, now)
+}
+
+/// The action among `me`'s `candidates` whose outcome `score` rates best.
+fn best_by<'a>(
+    g: &Game,
+    me: Player,
+    now: u64,
+    candidates: impl Iterator<Item = &'a Action>,
+    score: impl Fn(&Game, u64) -> i64,
+) -> Option<Action> {
     let mut best: Option<(i64, Action)> = None;
     for &action in candidates {
         let mut after = g.clone();
         if after.apply(me, action, now).is_err() {
             continue;
         }
-        let score = evaluate(&after, me, now);
+        let score = score(&after, now);
         if best.is_none_or(|(s, _)| score > s) {
             best = Some((score, action));
         }
@@ -199,7 +266,7 @@ pub fn evaluate(g: &Game, me: Player, now: u64) -> i64 {
 }
 
 /// Live hourglasses that can move (weighted) and their free neighbours.
-fn mobility(g: &Game, p: Player) -> i64 {
+pub(crate) fn mobility(g: &Game, p: Player) -> i64 {
     let mut score = 0;
     for glass in p.glasses() {
         let state = g.glass(glass);
@@ -253,6 +320,7 @@ mod tests {
             think_ms: 0,
             margin_ms: 50,
             flip_after_ms: 0,
+            level: BotLevel::Normal,
         }
     }
 
@@ -308,6 +376,91 @@ mod tests {
         }
     }
 
+    /// Plays `red` against `black` from a new game of `settings` to the end.
+    fn play_out(settings: Settings, red: &BotConfig, black: &BotConfig) -> Game {
+        let mut g = Game::new(settings);
+        let mut now = 0;
+        while g.is_playing() {
+            let config = |p: Player| if p == Player::Red { red } else { black };
+            let plans = Player::BOTH.map(|p| (p, plan(&g, p, now, config(p))));
+            if let Some((p, Plan::Act(a))) = plans.iter().find(|(_, pl)| matches!(pl, Plan::Act(_)))
+            {
+                g.advance(now);
+                g.apply(*p, *a, now).expect("legal");
+                continue;
+            }
+            let next = plans
+                .iter()
+                .filter_map(|(_, pl)| match pl {
+                    Plan::Wait(t) => Some(*t),
+                    _ => None,
+                })
+                .chain(g.next_deadline())
+                .min()
+                .expect("something is due");
+            now = next.max(now);
+            g.advance(now);
+        }
+        g
+    }
+
+    #[test]
+    fn the_hard_bot_finishes_games_legally_and_beats_normal_here() {
+        let normal = BotLevel::Normal.config();
+        let hard = BotLevel::Hard.config();
+        let g = play_out(Settings::blitz(Level::Two), &hard, &normal);
+        let Status::Finished { outcome } = g.status() else {
+            panic!("finished, not {:?}", g.status());
+        };
+        assert_eq!(outcome.winner, Some(Player::Red), "{outcome:?}");
+    }
+
+    #[test]
+    fn the_easy_bot_leaves_the_opening_alone_and_flips_late() {
+        let easy = BotLevel::Easy.config();
+        let mut g = Game::new(Settings::level(Level::Three));
+        // Red (a person) thinks for 20 s on his first move: Black (easy) never flips.
+        for t in (0..20_000).step_by(100) {
+            assert_ne!(
+                plan(&g, Player::Black, t, &easy),
+                Plan::Act(Action::Flip),
+                "{t}"
+            );
+        }
+        // After the opening (three moves each), it flips, but only 8 s into the turn.
+        let moves = [
+            (Player::Red, "d1", "d2"),
+            (Player::Black, "a1", "b1"),
+            (Player::Red, "g4", "g3"),
+            (Player::Black, "g1", "f1"),
+            (Player::Red, "a4", "a3"),
+            (Player::Black, "d7", "d6"),
+        ];
+        for (i, (p, from, to)) in moves.into_iter().enumerate() {
+            let mv = Action::Move {
+                from: from.parse().unwrap(),
+                to: to.parse().unwrap(),
+                drop: true,
+            };
+            g.apply(p, mv, 1_000 * (i as u64 + 1)).unwrap();
+        }
+        let start = g.turn_started_ms();
+        assert_eq!(
+            plan(&g, Player::Black, start + 100, &easy),
+            Plan::Wait(start + 8_000)
+        );
+        assert_eq!(
+            plan(&g, Player::Black, start + 8_000, &easy),
+            Plan::Act(Action::Flip)
+        );
+        // Normal flips 0.4 s into the turn, opening or not.
+        let fresh = Game::new(Settings::level(Level::Three));
+        assert_eq!(
+            plan(&fresh, Player::Black, 400, &BotLevel::Normal.config()),
+            Plan::Act(Action::Flip)
+        );
+    }
+
     #[test]
     fn it_drops_and_moves_the_glass_with_least_sand() {
         let mut g = Game::new(Settings {
@@ -348,6 +501,7 @@ mod tests {
             think_ms: 10_000,
             margin_ms: 50,
             flip_after_ms: 100,
+            level: BotLevel::Normal,
         };
         // Red's first turn: it thinks, but the abort deadline (3 s) comes first.
         assert_eq!(plan(&g, Player::Red, 0, &config), Plan::Wait(3000 - 50));

@@ -841,14 +841,22 @@ mod position_list {
 
 /// A timed thing that is due, in the order they are handled at the same instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Due {
+pub enum Due {
+    /// This hourglass runs out.
     Death(Glass),
+    /// The 15-second timer runs out on the player on turn.
     NeutralExpiry,
+    /// A glass taken up when the 15-second timer ran out must be put down by then.
     LateRelease,
+    /// This mover's drop grace ends (and his opponent's claim opens).
     DropGrace(Player),
+    /// While neither player can move: this mover's window closes.
     WindowClose(Player),
+    /// This player has not made his first move: the game is aborted.
     Abort(Player),
+    /// The turn limit (or the idle bound) of the player on turn.
     TurnLimit,
+    /// The game clock of the player on turn.
     Clock,
 }
 
@@ -1077,17 +1085,25 @@ impl Game {
         self.next_due().map(|(t, _)| t)
     }
 
+    /// Everything pending that will happen by itself, for a client to show as countdowns:
+    /// the instant it happens (a deadline judging a player waits out his lag
+    /// compensation, as [`Game::next_deadline`] does), what it is, and the player it
+    /// judges.
+    pub fn deadlines(&self) -> Vec<(u64, Due, Option<Player>)> {
+        self.dues()
+            .into_iter()
+            .map(|(nominal, due, judged)| {
+                let t = judged.map_or(nominal, |p| nominal + self.credit[p.index()].available());
+                (t.max(self.now_ms), due, judged)
+            })
+            .collect()
+    }
+
     fn next_due(&self) -> Option<(u64, Due)> {
-        let mut best: Option<(u64, Due)> = None;
-        for (nominal, due, judged) in self.dues() {
-            // A deadline that judges a player waits out his lag compensation.
-            let t = judged.map_or(nominal, |p| nominal + self.credit[p.index()].available());
-            let t = t.max(self.now_ms);
-            if best.is_none_or(|b| (t, due) < b) {
-                best = Some((t, due));
-            }
-        }
-        best
+        self.deadlines()
+            .into_iter()
+            .map(|(t, due, _)| (t, due))
+            .min()
     }
 
     /// Everything pending that will happen by itself: its nominal instant, what it is, and

@@ -3,6 +3,7 @@
 
 pub mod board;
 pub mod bot;
+pub mod bot_search;
 pub mod game;
 pub mod lag;
 pub mod notation;

@@ -110,6 +110,28 @@ struct Args {
     /// 15-second timer ran out on it. The rules page fixes it at 5 s.
     #[arg(long, env = "TAMSK_LATE_RELEASE_MS", default_value_t = 5_000, value_parser = setting("late_release_ms"))]
     late_release_ms: u64,
+    /// How well the computer plays in `play_bot` games: easy (no timer flips in the
+    /// opening, slow flips after it), normal (one move ahead), hard (searches five).
+    #[arg(long, env = "TAMSK_BOT_LEVEL", value_enum, default_value = "normal")]
+    bot_level: BotLevelArg,
+}
+
+/// The bot's level on the command line.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum BotLevelArg {
+    Easy,
+    Normal,
+    Hard,
+}
+
+impl From<BotLevelArg> for protocol::bot::BotLevel {
+    fn from(l: BotLevelArg) -> Self {
+        match l {
+            BotLevelArg::Easy => protocol::bot::BotLevel::Easy,
+            BotLevelArg::Normal => protocol::bot::BotLevel::Normal,
+            BotLevelArg::Hard => protocol::bot::BotLevel::Hard,
+        }
+    }
 }
 
 /// Parses a fixed setting within its range (`protocol::settings::RANGES`).
@@ -171,6 +193,7 @@ async fn main() -> anyhow::Result<()> {
         drain: Duration::from_millis(args.drain_ms),
         abort_ms: args.abort_ms,
         late_release_ms: args.late_release_ms,
+        bot: protocol::bot::BotLevel::from(args.bot_level).config(),
         ..defaults
     };
     let listener = tokio::net::TcpListener::bind(args.listen).await?;

@@ -16,6 +16,7 @@ fn quick_bot_config() -> server::Config {
             think_ms: 15,
             margin_ms: 60,
             flip_after_ms: 5,
+            ..Default::default()
         },
         ..test_config()
     }

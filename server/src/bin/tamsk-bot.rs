@@ -33,9 +33,22 @@ struct Args {
     /// Games to play (0: until stopped).
     #[arg(long, default_value_t = 1)]
     games: u32,
-    /// Milliseconds the bot takes over a move when no deadline is near.
-    #[arg(long, default_value_t = 700)]
-    think_ms: u64,
+    /// Milliseconds the bot takes over a move when no deadline is near (default: its
+    /// level's).
+    #[arg(long)]
+    think_ms: Option<u64>,
+    /// How well it plays: easy (no timer flips in the opening, slow flips after it),
+    /// normal (one move ahead), hard (searches five).
+    #[arg(long, value_enum, default_value = "normal")]
+    level: LevelArg,
+}
+
+/// The bot's level on the command line.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum LevelArg {
+    Easy,
+    Normal,
+    Hard,
 }
 
 fn settings(json: &str) -> anyhow::Result<Settings> {
@@ -64,9 +77,17 @@ async fn main() -> anyhow::Result<()> {
         token: args.token,
         find,
         games: args.games,
-        config: protocol::bot::BotConfig {
-            think_ms: args.think_ms,
-            ..Default::default()
+        config: {
+            let level = match args.level {
+                LevelArg::Easy => protocol::bot::BotLevel::Easy,
+                LevelArg::Normal => protocol::bot::BotLevel::Normal,
+                LevelArg::Hard => protocol::bot::BotLevel::Hard,
+            };
+            let config = level.config();
+            protocol::bot::BotConfig {
+                think_ms: args.think_ms.unwrap_or(config.think_ms),
+                ..config
+            }
         },
     };
     let report = run(options, |code| println!("code: {code}")).await?;
