@@ -936,7 +936,6 @@ impl GameTask {
             game: self.id,
             seq: self.seq,
             now_ms: self.now_ms(),
-            sand: SandTable::of(&self.game),
             change,
         })));
         self.history.push_back((self.seq, text.clone()));
@@ -1163,7 +1162,6 @@ mod tests {
         ));
         assert_eq!(ev.now_ms, 3250);
         assert_eq!(t0.elapsed(), Duration::from_millis(3250));
-        assert_eq!(ev.sand.glasses[0].dead_at_ms, Some(3250));
         let ev = next_event(&mut red.rx).await;
         assert_eq!(ev.now_ms, 3350, "Black's A dies 3 s after its flip");
         assert_eq!(next_event(&mut black.rx).await.seq, 1);
