@@ -7,7 +7,6 @@ use crate::testing::*;
 use crossterm::event::KeyCode;
 use protocol::game::Glass;
 use protocol::settings::Level;
-use protocol::wire::SandTable;
 
 fn kinds(out: &[Output]) -> Vec<&'static str> {
     out.iter().map(|o| o.kind).collect()
@@ -464,7 +463,6 @@ fn presence_and_grace_are_shown_and_the_win_can_be_claimed() {
             game: 1,
             seq: fake.seq,
             now_ms: 1_000,
-            sand: SandTable::of(&fake.game),
             change,
         }))
     };

@@ -72,7 +72,6 @@ impl Fake {
             game: 1,
             seq: self.seq,
             now_ms: entry.at_ms,
-            sand: SandTable::of(&self.game),
             change: Change::Play { entry, events },
         }))
     }

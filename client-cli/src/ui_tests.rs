@@ -249,7 +249,7 @@ fn the_15_second_timer_judges_nobody_once_its_turn_is_over() {
 
 #[test]
 fn the_opponents_lag_is_shown_beside_his_seat() {
-    use protocol::wire::{Change, GameEvent, SandTable, ServerMessage};
+    use protocol::wire::{Change, GameEvent, ServerMessage};
     let t0 = Instant::now();
     let mut fake = Fake::new(Settings::level(Level::One));
     let mut app = seated(&fake, Player::Black, t0);
@@ -258,7 +258,6 @@ fn the_opponents_lag_is_shown_beside_his_seat() {
         game: 1,
         seq: fake.seq,
         now_ms: 1_000,
-        sand: SandTable::of(&fake.game),
         change: Change::Lag {
             player: Player::Red,
             rtt_ms: 42,

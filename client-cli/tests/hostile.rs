@@ -158,7 +158,6 @@ async fn hostile_server(listener: tokio::net::TcpListener) {
             game: 7,
             seq: 1,
             now_ms: 10,
-            sand: SandTable::of(&after),
             change: protocol::wire::Change::Play { entry, events },
         },
     ))))

@@ -51,7 +51,6 @@ fn event(game: &mut Game, seq: u64, at_ms: u64, player: Player, action: Action) 
         game: 7,
         seq,
         now_ms: at_ms,
-        sand: SandTable::of(game),
         change: Change::Play { entry, events },
     }))
 }

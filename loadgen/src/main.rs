@@ -126,7 +126,7 @@ async fn send(ws: &mut Ws, msg: &ClientMessage) -> Result<()> {
 }
 
 /// A frame from the server: events (nearly all the traffic) are read into a light
-/// shape that skips what the generator does not use (the sand table, the event list), so
+/// shape that skips what the generator does not use (the event list), so
 /// the generator spends less of the shared machine on reading; the rest is read whole.
 enum Incoming {
     Event { game: GameId, entry: Option<Entry> },

@@ -321,8 +321,9 @@ pub struct GameEvent {
     pub seq: Seq,
     /// The server's game time when the change was made.
     pub now_ms: u64,
-    /// Every hourglass's sand after the change.
-    pub sand: SandTable,
+    /// Only what changed: no sand table (a snapshot has one). A client keeps the sand of
+    /// every hourglass by applying `play` entries to its replica (the engine events carry
+    /// the flip instants and the sand of each flip).
     #[serde(flatten)]
     pub change: Change,
 }
@@ -339,6 +340,8 @@ pub enum Change {
     Presence {
         player: Player,
         connected: bool,
+        /// Omitted when he is back.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         grace_until_ms: Option<u64>,
         /// The game time at which the connection came or went.
         at: u64,
@@ -619,7 +622,6 @@ mod tests {
             game: 1,
             seq: 7,
             now_ms: 10,
-            sand: SandTable::of(&Game::new(Settings::default())),
             change: Change::Presence {
                 player: Player::Black,
                 connected: false,

@@ -70,12 +70,11 @@ pub struct Config {
     /// Players kept in memory (by token) beyond those in use: over it, the idle ones are
     /// forgotten (the database keeps them; a returning player is read back).
     pub max_players_cached: usize,
-    /// Events kept per game for reconnects: at most this many...
+    /// Events logged per game for reconnects (one small record each, see
+    /// [`crate::history`]): a client that comes back resumes with exactly the events it
+    /// missed if they are logged and fit in its queue (else it gets a snapshot). Beyond
+    /// this many the oldest are forgotten; a game's own bounds keep it far below.
     pub history: usize,
-    /// ...and at most this many bytes of them (the latest event is always kept). A client
-    /// that missed more gets a fresh snapshot. Every event carries the whole sand table
-    /// (about 1.2 KB): with thousands of live games, a long history is most of the memory.
-    pub history_bytes: usize,
     /// How long a disconnected player keeps his seat before the opponent may claim.
     pub reconnect_grace: Duration,
     /// Once an absent player's grace ran out, how long his opponent has to claim the win
@@ -148,8 +147,7 @@ impl Default for Config {
             game_queue: 256,
             max_players_cached: 50_000,
             store_backlog_limit: 100_000,
-            history: 256,
-            history_bytes: 8 * 1024,
+            history: 4096,
             reconnect_grace: Duration::from_secs(60),
             claim_window: Duration::from_secs(60),
             linger: Duration::from_secs(60),

@@ -22,10 +22,15 @@ use tokio::time::{sleep_until, Duration, Instant};
 
 use crate::alarm::Alarm;
 use crate::connection::unix_ms;
+use crate::history::History;
 use crate::hub::{
     encode, Delivery, GameHandle, Hub, Peer, PlayerRec, Seeker, CLOSE_FELL_BEHIND, CLOSE_SLOW,
 };
 use crate::store::{GameEnd, GameStart, Write};
+
+/// Queue slots left free after the missed events of a resumption, for what follows them:
+/// with less room the client gets a snapshot instead (one frame).
+const RESUME_ROOM: usize = 16;
 
 /// What a connection asks of a game.
 pub enum GameCmd {
@@ -87,9 +92,8 @@ struct GameTask {
     seats: [Arc<PlayerRec>; 2],
     subs: Vec<Sub>,
     seq: Seq,
-    history: VecDeque<(Seq, Utf8Bytes)>,
-    /// Bytes of the frames in `history`.
-    history_bytes: usize,
+    /// Every event so far (bounded by `Config::history`), for clients that come back.
+    history: History,
     away: [Option<Away>; 2],
     /// Each seat's last published round trip.
     lag_ms: [Option<u64>; 2],
@@ -169,8 +173,7 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         seats,
         subs: Vec::new(),
         seq: 0,
-        history: VecDeque::new(),
-        history_bytes: 0,
+        history: History::new(hub.config.history),
         away: [None; 2],
         lag_ms: [None; 2],
         summary,
@@ -715,23 +718,16 @@ impl GameTask {
             self.catch_up(now);
         }
         self.subs.retain(|s| s.peer.conn != peer.conn);
-        let resumable = after_seq.filter(|&s| {
-            s <= self.seq
-                && (s == self.seq
-                    || self
-                        .history
-                        .front()
-                        .is_some_and(|(first, _)| *first <= s + 1))
-        });
-        match resumable {
-            Some(s) => {
+        let missed = after_seq.and_then(|s| self.missed_frames(&peer, seat, s).map(|f| (s, f)));
+        match missed {
+            Some((s, frames)) => {
                 peer.send_msg(&ServerMessage::Resumed {
                     game: self.id,
                     after_seq: s,
                     seat,
                 });
-                for (_, text) in self.history.iter().filter(|(q, _)| *q > s) {
-                    if !peer.send(text.clone()) {
+                for text in frames {
+                    if !peer.send(text) {
                         return;
                     }
                 }
@@ -764,6 +760,27 @@ impl GameTask {
             }
             None => self.watchers_changed(),
         }
+    }
+
+    /// The frames of the events after `after` for a client that comes back, if they are
+    /// all logged and fit in its queue beside some room for what follows; `None`: it gets
+    /// a snapshot (so does a client whose seq is ahead of the game's).
+    fn missed_frames(
+        &self,
+        peer: &Peer,
+        seat: Option<Player>,
+        after: Seq,
+    ) -> Option<Vec<Utf8Bytes>> {
+        if !self.history.has_after(after, self.seq) {
+            return None;
+        }
+        let backlog = seat.is_none().then_some(self.hub.config.watch_backlog);
+        let missed = (self.seq - after) as usize;
+        if missed + 1 + RESUME_ROOM > peer.room(backlog) {
+            return None;
+        }
+        self.history
+            .frames_after(self.id, after, self.game.settings(), &self.entries)
     }
 
     /// After a subscriber went: the seat may now be empty, the watcher count smaller.
@@ -928,23 +945,16 @@ impl GameTask {
     fn publish(&mut self, change: Change) {
         let began = Instant::now();
         self.seq += 1;
+        let now_ms = self.now_ms();
+        // A `play` change is always the latest entry (see `publish_play`).
+        let entry = self.entries.len().saturating_sub(1);
+        self.history.push(self.seq, now_ms, &change, entry);
         let text = encode(&ServerMessage::Event(Box::new(GameEvent {
             game: self.id,
             seq: self.seq,
-            now_ms: self.now_ms(),
-            sand: SandTable::of(&self.game),
+            now_ms,
             change,
         })));
-        self.history.push_back((self.seq, text.clone()));
-        self.history_bytes += text.len();
-        let config = &self.hub.config;
-        while self.history.len() > config.history.max(1)
-            || (self.history_bytes > config.history_bytes && self.history.len() > 1)
-        {
-            if let Some((_, old)) = self.history.pop_front() {
-                self.history_bytes -= old.len();
-            }
-        }
         if self.durable.is_some() {
             self.held.push(text);
         } else {
@@ -1159,7 +1169,6 @@ mod tests {
         ));
         assert_eq!(ev.now_ms, 3250);
         assert_eq!(t0.elapsed(), Duration::from_millis(3250));
-        assert_eq!(ev.sand.glasses[0].dead_at_ms, Some(3250));
         let ev = next_event(&mut red.rx).await;
         assert_eq!(ev.now_ms, 3350, "Black's A dies 3 s after its flip");
         assert_eq!(next_event(&mut black.rx).await.seq, 1);

@@ -181,6 +181,19 @@ impl Peer {
         }
     }
 
+    /// Frames this peer can still be sent without filling its queue; for a game it only
+    /// watches (`watch_backlog` given), without passing that backlog.
+    pub fn room(&self, watch_backlog: Option<usize>) -> usize {
+        let free = self.tx.capacity();
+        match watch_backlog {
+            Some(backlog) => {
+                let waiting = self.tx.max_capacity() - free;
+                free.min(backlog.saturating_sub(waiting))
+            }
+            None => free,
+        }
+    }
+
     pub fn is_gone(&self) -> bool {
         self.tx.is_closed() || self.kill.reason().is_some()
     }

@@ -12,6 +12,7 @@ pub mod bot_client;
 pub mod config;
 pub mod connection;
 pub mod game;
+pub mod history;
 pub mod http;
 pub mod hub;
 pub mod limits;

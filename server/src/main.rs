@@ -59,12 +59,14 @@ struct Args {
     /// Watcher counts go out at most this often per game.
     #[arg(long, env = "TAMSK_WATCHERS_INTERVAL_MS", default_value_t = 500)]
     watchers_interval_ms: u64,
-    /// Events kept per game for reconnects.
-    #[arg(long, env = "TAMSK_HISTORY", default_value_t = 256)]
+    /// Events logged per game for reconnects (at most 40 bytes each); beyond it the oldest
+    /// are forgotten.
+    #[arg(long, env = "TAMSK_HISTORY", default_value_t = 4096)]
     history: usize,
-    /// Bytes of events kept per game for reconnects (the latest is always kept).
-    #[arg(long, env = "TAMSK_HISTORY_BYTES", default_value_t = 8 * 1024)]
-    history_bytes: usize,
+    /// No longer used (the history is a compact log, bounded by --history); accepted so
+    /// that old deployments still start.
+    #[arg(long, env = "TAMSK_HISTORY_BYTES", hide = true)]
+    history_bytes: Option<usize>,
     /// Open connections in all; the last --connection-reserve of them answer only /healthz.
     #[arg(long, env = "TAMSK_MAX_CONNECTIONS", default_value_t = 16_384)]
     max_connections: usize,
@@ -157,6 +159,9 @@ async fn main() -> anyhow::Result<()> {
         tracing_subscriber::fmt().with_env_filter(filter).init();
     }
     let defaults = Config::default();
+    if args.history_bytes.is_some() {
+        tracing::warn!("--history-bytes (TAMSK_HISTORY_BYTES) is no longer used: the history is bounded by --history");
+    }
     let config = Config {
         reconnect_grace: Duration::from_millis(args.reconnect_grace_ms),
         claim_window: Duration::from_millis(args.claim_window_ms),
@@ -184,7 +189,6 @@ async fn main() -> anyhow::Result<()> {
         watch_backlog: args.watch_backlog,
         watchers_interval: Duration::from_millis(args.watchers_interval_ms),
         history: args.history,
-        history_bytes: args.history_bytes,
         ping_interval: Duration::from_millis(args.ping_interval_ms),
         idle_timeout: defaults
             .idle_timeout

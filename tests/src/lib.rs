@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use protocol::game::{Action, Event, Game, Player};
+use protocol::record::Entry;
 use protocol::settings::Settings;
+use protocol::view::GameView;
 use protocol::wire::{
     Change, ClientMessage, GameEvent, GameId, LobbyMessage, SandTable, Seq, ServerFrame,
     ServerMessage, Snapshot, PROTOCOL_VERSION,
@@ -343,6 +345,8 @@ pub struct Follower {
     pub seq: Seq,
     /// Every numbered event received, in order.
     pub log: Vec<GameEvent>,
+    /// The game's entries so far: the snapshot's, then those of the `play` events.
+    pub entries: Vec<Entry>,
     pub snapshot: Snapshot,
 }
 
@@ -358,6 +362,7 @@ impl Follower {
                 .expect("the snapshot's entries replay"),
             seq: snapshot.seq,
             log: Vec::new(),
+            entries: snapshot.view.entries.clone(),
             snapshot,
         }
     }
@@ -382,8 +387,9 @@ impl Follower {
         self.client.send(&ClientMessage::Act { game, action }).await;
     }
 
-    /// The next numbered event. Checks that seq has no gap, that the entry replayed on the
-    /// replica gives exactly the events the server sent, and that the sand table matches.
+    /// The next numbered event. Checks that seq has no gap and that the entry replayed on
+    /// the replica gives exactly the events the server sent (events carry no sand table:
+    /// [`Follower::check_against_snapshot`] compares the whole replica with the server's).
     pub async fn next_event(&mut self) -> GameEvent {
         loop {
             match self.client.recv().await {
@@ -407,9 +413,52 @@ impl Follower {
                 .apply_to(&mut self.replica)
                 .expect("the server's entry applies to the replica");
             assert_eq!(&mine, events, "replica and server agree on the events");
+            self.entries.push(entry.clone());
         }
-        assert_eq!(ev.sand, SandTable::of(&self.replica), "sand table matches");
         self.log.push(ev.clone());
+    }
+
+    /// Asks the server for a fresh snapshot of the game (`join` for a player, `watch` for
+    /// a watcher, with no seq) and checks that the replica built from the events alone is
+    /// exact: at the snapshot's seq and instant, its view (board, sand of every hourglass
+    /// and of the timer, clocks, windows, entries) and its sand table are the server's.
+    /// The events on the way are taken in as usual; the follower goes on from there.
+    /// Returns the snapshot.
+    pub async fn check_against_snapshot(&mut self) -> Snapshot {
+        let (game, after_seq) = (self.game, None);
+        self.client
+            .send(&match self.seat {
+                Some(_) => ClientMessage::Join { game, after_seq },
+                None => ClientMessage::Watch { game, after_seq },
+            })
+            .await;
+        let snapshot = loop {
+            match within("snapshot", self.client.recv()).await {
+                ServerMessage::Snapshot(s) => break *s,
+                ServerMessage::Event(ev) => self.check(&ev),
+                ServerMessage::Watchers { .. } | ServerMessage::Lag { .. } => continue,
+                other => panic!("expected a snapshot, got {other:?}"),
+            }
+        };
+        assert_eq!(
+            snapshot.seq, self.seq,
+            "the snapshot follows the events received"
+        );
+        let mut at_snapshot = self.replica.clone();
+        if at_snapshot.now() < snapshot.view.at_ms {
+            let events = at_snapshot.advance(snapshot.view.at_ms);
+            assert!(
+                events.is_empty(),
+                "the server announced all that was due: {events:?}"
+            );
+        }
+        assert_eq!(
+            GameView::of(&at_snapshot, &self.entries),
+            snapshot.view,
+            "the replica is the server's game"
+        );
+        assert_eq!(SandTable::of(&at_snapshot), snapshot.sand, "sand table");
+        snapshot
     }
 
     /// The next error message; events on the way are taken in (and checked) as usual.

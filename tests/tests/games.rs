@@ -159,6 +159,9 @@ async fn level_two_death_is_announced_at_its_instant() {
         "arrived {arrived:?} after the flip was seen"
     );
     assert_eq!(red.replica.glasses()[0].dead_at_ms, Some(flip_at + 3000));
+    // The sand Red draws from his replica is the server's, death included.
+    let snapshot = red.check_against_snapshot().await;
+    assert_eq!(snapshot.sand.glasses[0].dead_at_ms, Some(flip_at + 3000));
     let (_, b_died) = black
         .until("X's death, for Black", |e| {
             matches!(e, Event::HourglassDied { .. })

@@ -119,16 +119,109 @@ async fn reconnect_after_history_gets_a_snapshot() {
     other.expect_error("not_a_player").await;
 }
 
-/// The history is bounded by bytes too: with room for less than one event, only the
-/// latest is kept, and a client that missed two gets a snapshot.
+/// A watcher away for 100 events comes back with the seq he saw: he gets `resumed` and
+/// exactly those 100 events (rebuilt from the game's entries), equal to what a watcher
+/// who never left got; his replica is then the server's game.
 #[tokio::test]
-async fn the_history_byte_bound_also_gives_a_snapshot() {
+async fn a_client_that_missed_100_events_gets_exactly_them() {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    // Each player sends about 50 moves as fast as the events come back.
     let server = TestServer::start_with(server::Config {
-        history_bytes: 1,
+        rate_per_sec: 10_000,
+        rate_burst: 10_000,
         ..test_config()
     })
     .await;
-    rejoin_with_two_events_missed(&server).await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let watch = |name: &'static str| {
+        let server = &server;
+        let game = red.game;
+        async move {
+            let mut c = Client::new_player(server, name).await;
+            c.send(&ClientMessage::Watch {
+                game,
+                after_seq: None,
+            })
+            .await;
+            Follower::await_snapshot(c).await
+        }
+    };
+    let mut stayed = watch("Stayed").await;
+    let mut away = watch("Away").await;
+    play_random(&mut red, &mut black, 5, 4).await;
+    away.catch_up_to(red.seq).await;
+    let seen = away.seq;
+    let token = away.client.token.clone();
+    away.client.close().await;
+
+    // Level 1 without a clock: a move without a drop (never onto a full socket, which
+    // would end the game) is one event: no window, no timer.
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(14);
+    while red.seq < seen + 100 {
+        let turn = red.replica.turn();
+        let (mover, other) = if turn == Player::Red {
+            (&mut red, &mut black)
+        } else {
+            (&mut black, &mut red)
+        };
+        let moves: Vec<_> = mover
+            .replica
+            .legal_actions(turn)
+            .into_iter()
+            .filter(|a| {
+                matches!(a, protocol::game::Action::Move { to, drop: false, .. }
+                    if !mover.replica.is_full(*to))
+            })
+            .collect();
+        let action = *moves.choose(&mut rng).expect("a move without a drop");
+        mover.act(action).await;
+        mover.next_event().await;
+        other.catch_up_to(mover.seq).await;
+        stayed.catch_up_to(mover.seq).await;
+    }
+    assert_eq!(red.seq, seen + 100, "one event per move");
+
+    let (mut client, _) = Client::returning(&server, &token).await;
+    client
+        .send(&ClientMessage::Watch {
+            game: red.game,
+            after_seq: Some(seen),
+        })
+        .await;
+    match client.recv().await {
+        ServerMessage::Resumed {
+            game,
+            after_seq,
+            seat,
+        } => assert_eq!((game, after_seq, seat), (red.game, seen, None)),
+        other => panic!("expected resumed, got {other:?}"),
+    }
+    away.client = client;
+    let before = away.log.len();
+    // Each is checked: seq without gap, and the entry gives the server's events.
+    away.catch_up_to(seen + 100).await;
+    assert_eq!(away.log.len() - before, 100);
+    let start = stayed.log.iter().position(|e| e.seq == seen + 1).unwrap();
+    assert_eq!(away.log[before..], stayed.log[start..]);
+    assert_eq!(away.replica, stayed.replica);
+    away.check_against_snapshot().await;
+}
+
+/// A client whose seq is ahead of the game's (from another game, or made up) gets a
+/// snapshot, not events.
+#[tokio::test]
+async fn a_seq_ahead_of_the_game_gets_a_snapshot() {
+    let server = TestServer::start().await;
+    let (red, _black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let mut c = Client::new_player(&server, "Ahead").await;
+    c.send(&ClientMessage::Watch {
+        game: red.game,
+        after_seq: Some(red.seq + 5),
+    })
+    .await;
+    let watcher = Follower::await_snapshot(c).await;
+    assert_eq!(watcher.seq, red.seq);
 }
 
 /// Black leaves, misses Red's move and his own departure's event, and rejoins: he must get

@@ -4,12 +4,13 @@
 use futures::StreamExt;
 use protocol::game::{Action, Event, Player};
 use protocol::settings::{Level, Settings};
-use protocol::wire::{ClientMessage, ServerMessage};
+use protocol::wire::{ClientMessage, SandTable, ServerMessage};
 use tamsk_tests::*;
 use tokio_tungstenite::tungstenite::Message;
 
-/// `sand.neutral.target` names the player the 15-second timer judges, and becomes `null`
-/// once it judges nobody (his turn ended), even while its sand still runs.
+/// `sand.neutral.target` (of a snapshot, and of a replica kept from the events) names the
+/// player the 15-second timer judges, and becomes `null` once it judges nobody (his turn
+/// ended), even while its sand still runs.
 #[tokio::test]
 async fn the_neutral_target_is_null_once_it_judges_nobody() {
     let server = TestServer::start().await;
@@ -33,7 +34,14 @@ async fn the_neutral_target_is_null_once_it_judges_nobody() {
     let (flip, _) = red
         .until("flip", |e| matches!(e, Event::NeutralFlipped { .. }))
         .await;
-    let judged = flip.sand.neutral.target.expect("the timer judges Black");
+    assert!(
+        !serde_json::to_string(&flip).unwrap().contains("glasses"),
+        "no sand table"
+    );
+    let judged = SandTable::of(&red.replica)
+        .neutral
+        .target
+        .expect("the timer judges Black");
     assert_eq!(judged.0, Player::Black);
     black.catch_up_to(red.seq).await;
     // Black moves at once: his turn is over, the sand runs on, and judges nobody.
@@ -41,12 +49,15 @@ async fn the_neutral_target_is_null_once_it_judges_nobody() {
     let (moved, _) = black
         .until("Black's move", |e| matches!(e, Event::MoveReleased { .. }))
         .await;
-    assert_eq!(moved.sand.neutral.target, None, "{:?}", moved.sand.neutral);
+    let sand = SandTable::of(&black.replica);
+    assert_eq!(sand.neutral.target, None, "{:?}", sand.neutral);
     assert!(
-        moved.sand.neutral.sand.remaining(moved.now_ms) > 0,
+        sand.neutral.sand.remaining(moved.now_ms) > 0,
         "the sand still runs"
     );
-    let v = serde_json::to_value(&moved.sand).unwrap();
+    // The server's snapshot says the same.
+    let snapshot = black.check_against_snapshot().await;
+    let v = serde_json::to_value(&snapshot.sand).unwrap();
     assert!(v["neutral"]["target"].is_null(), "{v}");
 }
 

@@ -1,0 +1,281 @@
+//! The events of one game, kept so that a client that was away resumes with exactly the
+//! events it missed, for the whole game, instead of a snapshot.
+//!
+//! Frames are not kept: a `play` event is its entry (which the game keeps anyway, for the
+//! record) and the engine's events, which the entries give again when replayed from the
+//! settings (that is what every client's replica does). So the log keeps one small record
+//! per event: its game time and either the index of its entry or the few numbers of a
+//! presence, grace or lag change. A resumption replays the game's entries on a fresh
+//! engine up to the last missed one and serialises the missed events again; they are
+//! equal to what was sent, because the engine is deterministic (the tests check it
+//! against a client that never left).
+//!
+//! Memory: [`Logged`] is at most 40 bytes, one per event (about one per move, plus the
+//! timed, presence and lag events), next to the entries the game keeps anyway. However
+//! long a game goes on, `Config::history` bounds the log (4096 events, 160 KiB, by
+//! default): beyond it the oldest are forgotten, and a client that missed those gets a
+//! snapshot.
+
+use std::collections::VecDeque;
+
+use axum::extract::ws::Utf8Bytes;
+use protocol::game::{Game, Player};
+use protocol::record::Entry;
+use protocol::settings::Settings;
+use protocol::wire::{Change, GameEvent, GameId, Seq, ServerMessage};
+
+use crate::hub::encode;
+
+/// One published event, as the log keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Logged {
+    /// The event's `now_ms`.
+    now_ms: u64,
+    what: What,
+}
+
+/// A [`Change`] without the parts the game keeps elsewhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum What {
+    /// A `play` event: the game's entry at this index.
+    Play(u32),
+    Presence {
+        player: Player,
+        connected: bool,
+        grace_until_ms: Option<u64>,
+        at: u64,
+    },
+    GraceExpired {
+        player: Player,
+        at: u64,
+    },
+    Lag {
+        player: Player,
+        rtt_ms: u64,
+        at: u64,
+    },
+}
+
+/// The log of one game's events, by seq.
+pub struct History {
+    /// The seq of `items[0]`.
+    first: Seq,
+    items: VecDeque<Logged>,
+    /// Most events kept.
+    cap: usize,
+}
+
+impl History {
+    pub fn new(cap: usize) -> History {
+        History {
+            first: 1,
+            items: VecDeque::new(),
+            cap: cap.max(1),
+        }
+    }
+
+    /// Logs event `seq` (the next one). A `play` change is the entry at `entry` in the
+    /// game's entries.
+    pub fn push(&mut self, seq: Seq, now_ms: u64, change: &Change, entry: usize) {
+        debug_assert_eq!(seq, self.first + self.items.len() as u64, "seq in order");
+        let what = match *change {
+            Change::Play { .. } => What::Play(entry as u32),
+            Change::Presence {
+                player,
+                connected,
+                grace_until_ms,
+                at,
+            } => What::Presence {
+                player,
+                connected,
+                grace_until_ms,
+                at,
+            },
+            Change::GraceExpired { player, at } => What::GraceExpired { player, at },
+            Change::Lag { player, rtt_ms, at } => What::Lag { player, rtt_ms, at },
+        };
+        self.items.push_back(Logged { now_ms, what });
+        if self.items.len() > self.cap {
+            self.items.pop_front();
+            self.first += 1;
+        }
+    }
+
+    /// Whether every event after `after` is still logged (`last` is the latest seq).
+    pub fn has_after(&self, after: Seq, last: Seq) -> bool {
+        after <= last && (after == last || self.first <= after + 1)
+    }
+
+    /// The frames of the events after `after`, exactly as they were sent, rebuilt from the
+    /// log and the game's `entries`; `None` if they are not all logged or the entries do
+    /// not replay (which would be a bug: the caller sends a snapshot instead).
+    pub fn frames_after(
+        &self,
+        game: GameId,
+        after: Seq,
+        settings: &Settings,
+        entries: &[Entry],
+    ) -> Option<Vec<Utf8Bytes>> {
+        let last = self.first + self.items.len() as u64 - 1;
+        if !self.has_after(after, last) {
+            return None;
+        }
+        let missed = self.items.range((after + 1 - self.first) as usize..);
+        let mut replica = Game::new(settings.clone());
+        // Entries before `applied` are on the replica.
+        let mut applied = 0;
+        let mut frames = Vec::with_capacity(missed.len());
+        for (seq, logged) in (after + 1..).zip(missed) {
+            let change = match logged.what {
+                What::Play(i) => {
+                    let i = i as usize;
+                    let entry = entries.get(i)?;
+                    for earlier in entries.get(applied..i)? {
+                        earlier.apply_to(&mut replica).ok()?;
+                    }
+                    let events = entry.apply_to(&mut replica).ok()?;
+                    applied = i + 1;
+                    Change::Play {
+                        entry: entry.clone(),
+                        events,
+                    }
+                }
+                What::Presence {
+                    player,
+                    connected,
+                    grace_until_ms,
+                    at,
+                } => Change::Presence {
+                    player,
+                    connected,
+                    grace_until_ms,
+                    at,
+                },
+                What::GraceExpired { player, at } => Change::GraceExpired { player, at },
+                What::Lag { player, rtt_ms, at } => Change::Lag { player, rtt_ms, at },
+            };
+            frames.push(encode(&ServerMessage::Event(Box::new(GameEvent {
+                game,
+                seq,
+                now_ms: logged.now_ms,
+                change,
+            }))));
+        }
+        Some(frames)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::game::Action;
+    use protocol::record::EntryKind;
+    use protocol::settings::Level;
+
+    #[test]
+    fn a_logged_event_is_small() {
+        assert!(std::mem::size_of::<Logged>() <= 40);
+    }
+
+    /// A game of moves and lag entries with presence changes between them, to its end:
+    /// the frames rebuilt after any seq are exactly the frames published.
+    #[test]
+    fn rebuilt_frames_are_the_published_ones() {
+        let settings = Settings::blitz(Level::Three);
+        let mut game = Game::new(settings.clone());
+        let mut entries = Vec::new();
+        let mut history = History::new(1000);
+        let mut sent = Vec::new();
+        let mut publish = |history: &mut History, now_ms, change: Change, entry| {
+            let seq = sent.len() as u64 + 1;
+            history.push(seq, now_ms, &change, entry);
+            sent.push(encode(&ServerMessage::Event(Box::new(GameEvent {
+                game: 7,
+                seq,
+                now_ms,
+                change,
+            }))));
+        };
+        let mut t = 0;
+        for i in 0..20u64 {
+            t += 300;
+            if i % 5 == 0 {
+                let kind = EntryKind::Lag {
+                    player: Player::Red,
+                    lag_ms: 20 + i,
+                };
+                let entry = Entry { at_ms: t, kind };
+                let events = entry.apply_to(&mut game).unwrap();
+                entries.push(entry.clone());
+                publish(
+                    &mut history,
+                    t,
+                    Change::Play { entry, events },
+                    entries.len() - 1,
+                );
+                let player = Player::Black;
+                let change = Change::Presence {
+                    player,
+                    connected: i % 2 == 0,
+                    grace_until_ms: (i % 2 == 1).then_some(t + 600),
+                    at: t,
+                };
+                publish(&mut history, t + 1, change, 0);
+            }
+            let player = game.turn();
+            let Some(action) = game
+                .legal_actions(player)
+                .into_iter()
+                .find(|a| matches!(a, Action::Move { drop: true, .. }))
+            else {
+                break;
+            };
+            let events = game.apply(player, action, t).unwrap();
+            let entry = Entry {
+                at_ms: t,
+                kind: EntryKind::act(player, action),
+            };
+            entries.push(entry.clone());
+            publish(
+                &mut history,
+                t + 2,
+                Change::Play { entry, events },
+                entries.len() - 1,
+            );
+        }
+        let last = sent.len() as u64;
+        // The first legal moves end it by a full socket: it is over.
+        assert!(!game.is_playing() && last > 12, "{last} events");
+        for after in 0..=last {
+            let frames = history.frames_after(7, after, &settings, &entries).unwrap();
+            assert_eq!(frames, sent[after as usize..], "after {after}");
+        }
+        assert!(history
+            .frames_after(7, last + 1, &settings, &entries)
+            .is_none());
+    }
+
+    #[test]
+    fn beyond_its_cap_the_oldest_are_forgotten() {
+        let mut history = History::new(3);
+        for seq in 1..=5 {
+            let change = Change::GraceExpired {
+                player: Player::Red,
+                at: seq,
+            };
+            history.push(seq, seq, &change, 0);
+        }
+        let settings = Settings::blitz(Level::One);
+        assert!(
+            history.frames_after(1, 1, &settings, &[]).is_none(),
+            "2 is gone"
+        );
+        let frames = history.frames_after(1, 2, &settings, &[]).unwrap();
+        assert_eq!(frames.len(), 3);
+        assert!(frames[0].as_str().contains(r#""seq":3"#));
+        assert!(history
+            .frames_after(1, 5, &settings, &[])
+            .unwrap()
+            .is_empty());
+    }
+}
