@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use protocol::game::{Action, Player};
 use protocol::settings::{Level, Settings};
-use protocol::wire::{Change, GameEvent, SandTable, ServerMessage};
+use protocol::wire::{Change, GameEvent, ServerMessage};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
@@ -144,7 +144,6 @@ fn the_opponent_away_and_when_the_win_may_be_claimed() {
         game: 1,
         seq: fake.seq,
         now_ms: 2_000,
-        sand: SandTable::of(&fake.game),
         change: Change::Presence {
             player: Player::Black,
             connected: false,
