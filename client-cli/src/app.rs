@@ -10,6 +10,7 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use protocol::bot::BotLevel;
 use protocol::game::{Action, Event, Game, Player, Status};
 use protocol::notation::{parse_action, to_notation};
 use protocol::settings::{Settings, Setup};
@@ -36,8 +37,8 @@ pub const REMATCH_POLL: Duration = Duration::from_secs(2);
 pub enum Find {
     /// Quick match: the first player who seeks the same settings.
     Seek,
-    /// The computer, at once.
-    Bot,
+    /// The computer, at once, at this level (`None`: the server's default).
+    Bot(Option<BotLevel>),
     /// Challenge this player (by name or player id).
     Challenge(String),
     /// A private game: the server gives a code to pass on.

@@ -131,7 +131,7 @@ impl App {
         self.phase = Phase::Seeking;
         vec![match find {
             Find::Seek => ClientMessage::Seek { settings },
-            Find::Bot => ClientMessage::PlayBot { settings },
+            Find::Bot(level) => ClientMessage::PlayBot { settings, level },
             Find::Challenge(to) => ClientMessage::Challenge { to, settings },
             Find::Host => ClientMessage::Host { settings },
             Find::Code(code) => ClientMessage::JoinCode { code },

@@ -751,9 +751,17 @@ fn each_way_of_finding_a_game_sends_its_message() {
             },
         ),
         (
-            Find::Bot,
+            Find::Bot(None),
             ClientMessage::PlayBot {
                 settings: settings.clone(),
+                level: None,
+            },
+        ),
+        (
+            Find::Bot(Some(BotLevel::Easy)),
+            ClientMessage::PlayBot {
+                settings: settings.clone(),
+                level: Some(BotLevel::Easy),
             },
         ),
         (

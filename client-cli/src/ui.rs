@@ -548,7 +548,10 @@ fn waiting_text(app: &App) -> String {
                 Find::Seek => {
                     format!("Waiting for an opponent who asks for the same game ({settings})…")
                 }
-                Find::Bot => format!("Starting a game against the computer ({settings})…"),
+                Find::Bot(level) => format!(
+                    "Starting a game against the {}computer ({settings})…",
+                    level.map(|l| format!("{} ", l.name())).unwrap_or_default()
+                ),
                 Find::Challenge(name) => match &app.challenge_sent {
                     Some((_, to)) => {
                         format!("Waiting for {to} to accept your challenge ({settings})…")

@@ -126,6 +126,10 @@ pub enum ClientMessage {
         #[serde(serialize_with = "crate::settings::player_form")]
         #[schemars(with = "crate::settings::PlayerSettings")]
         settings: Settings,
+        /// How strong the bot plays: `"easy"`, `"normal"` or `"hard"`; absent: the
+        /// server's default (its `--bot-level`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        level: Option<crate::bot::BotLevel>,
     },
 }
 

@@ -612,11 +612,11 @@ impl Conn {
                 let started = self.hub.accept_challenge(challenge, seeker);
                 self.started(started);
             }
-            ClientMessage::PlayBot { settings } => {
+            ClientMessage::PlayBot { settings, level } => {
                 let Some(seeker) = self.new_game_seeker(me, true) else {
                     return;
                 };
-                let id = self.hub.play_bot(settings, seeker);
+                let id = self.hub.play_bot(settings, level, seeker);
                 self.games.insert(id);
             }
             ClientMessage::DeclineChallenge { challenge } => {
@@ -981,6 +981,26 @@ mod tests {
             parse(r#"{"type":"act","game":1,"action":{"type":"start","from":"z9"}}"#).unwrap_err();
         assert_eq!(code, "bad_message");
         assert!(msg.contains("z9"), "{msg}");
+        let (code, msg) =
+            parse(r#"{"type":"play_bot","settings":{},"level":"expert"}"#).unwrap_err();
+        assert_eq!(code, "bad_bot_level");
+        assert!(
+            msg.contains("\"expert\"") && msg.contains("\"easy\""),
+            "{msg}"
+        );
+        assert_eq!(
+            parse(r#"{"type":"play_bot","settings":{},"level":3}"#)
+                .unwrap_err()
+                .0,
+            "bad_bot_level"
+        );
+        assert!(matches!(
+            parse(r#"{"type":"play_bot","settings":{},"level":"hard"}"#),
+            Ok(ClientMessage::PlayBot {
+                level: Some(protocol::bot::BotLevel::Hard),
+                ..
+            })
+        ));
         assert!(matches!(
             parse(r#"{"type":"list_games"}"#),
             Ok(ClientMessage::ListGames)
@@ -1013,6 +1033,7 @@ mod tests {
             ("rematch", r#","game":1"#),
             ("decline_rematch", r#","game":1"#),
             ("play_bot", r#","settings":{}"#),
+            ("play_bot", r#","settings":{},"level":"easy""#),
         ] {
             assert!(CLIENT_TYPES.contains(&tag));
             parse(&format!(r#"{{"type":"{tag}"{extra}}}"#)).unwrap();
