@@ -212,6 +212,8 @@ pub struct App {
     /// A game from the config file to take our seat in again.
     pub resume: Option<GameId>,
     pub me: Option<Me>,
+    /// Welcomed as a guest (watching or listing without a token): no player exists.
+    pub guest: bool,
     pub phase: Phase,
     pub game: Option<GameView>,
     /// Live games, when listing or picking.
@@ -300,6 +302,7 @@ impl App {
             token,
             resume: None,
             me: None,
+            guest: false,
             phase: Phase::Connecting,
             game: None,
             games: Vec::new(),
@@ -393,7 +396,7 @@ impl App {
 
     /// A connection is open: say hello.
     pub fn on_connected(&mut self, at: Instant) -> Vec<ClientMessage> {
-        let again = self.connected || self.me.is_some();
+        let again = self.connected || self.me.is_some() || self.guest;
         self.connected = true;
         self.phase = match self.phase {
             Phase::Connecting | Phase::Hello => Phase::Hello,
@@ -403,24 +406,24 @@ impl App {
             self.info("connection", "Connected again".into(), json!({}));
         }
         self.last_ping = Some(at);
+        vec![self.hello()]
+    }
+
+    /// The `hello` to send: with our token if we have one; else, only to watch or list
+    /// games, as a guest (no player is registered for that); else with our name.
+    fn hello(&self) -> ClientMessage {
         let token = self
             .me
             .as_ref()
             .map(|m| m.token.clone())
             .or(self.token.clone());
-        let hello = match token {
-            Some(token) => ClientMessage::Hello {
-                version: PROTOCOL_VERSION,
-                name: None,
-                token: Some(token),
-            },
-            None => ClientMessage::Hello {
-                version: PROTOCOL_VERSION,
-                name: Some(self.name.clone()),
-                token: None,
-            },
-        };
-        vec![hello]
+        let guest = token.is_none() && matches!(self.mode, Mode::Watch { .. } | Mode::Games { .. });
+        ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: (token.is_none() && !guest).then(|| self.name.clone()),
+            token,
+            guest,
+        }
     }
 
     /// The connection cannot be made (again): the session ends.
@@ -446,7 +449,7 @@ impl App {
 
     /// Periodic work: measure the round trip.
     pub fn on_tick(&mut self, at: Instant) -> Vec<ClientMessage> {
-        if !self.connected || self.me.is_none() {
+        if !self.connected || (self.me.is_none() && !self.guest) {
             return Vec::new();
         }
         // A watcher follows the players into their rematch: the server tells only the
@@ -642,6 +645,18 @@ impl App {
                 self.welcomed = Some((server_ms, at));
                 self.on_welcome(player_id, name, token, games, at, &mut send)
             }
+            ServerMessage::GuestWelcome { server_ms, .. } => {
+                self.welcomed = Some((server_ms, at));
+                if !self.guest {
+                    self.guest = true;
+                    self.info(
+                        "welcome",
+                        "Connected as a guest (no player registered)".into(),
+                        json!({ "guest": true }),
+                    );
+                }
+                self.after_hello(Vec::new(), at, &mut send);
+            }
             ServerMessage::Seeking { settings } => {
                 self.phase = Phase::Seeking;
                 self.info(
@@ -729,6 +744,11 @@ impl App {
         }
         self.me = Some(me);
         self.config_dirty = true;
+        self.after_hello(games, at, send);
+    }
+
+    /// Welcomed (as a player with a seat in `games`, or as a guest): carry on.
+    fn after_hello(&mut self, games: Vec<GameId>, at: Instant, send: &mut Vec<ClientMessage>) {
         self.last_ping = Some(at);
         send.push(ClientMessage::Ping {
             client_ms: Some(self.local_ms(at)),
@@ -1177,16 +1197,18 @@ impl App {
         match (&self.phase, code) {
             (Phase::Hello, "unknown_token") => {
                 self.token = None;
+                let hello = self.hello();
+                let again = if matches!(hello, ClientMessage::Hello { guest: true, .. }) {
+                    "going on as a guest"
+                } else {
+                    "registering again"
+                };
                 self.info(
                     "token",
-                    "The server does not know our token (restarted?): registering again".into(),
+                    format!("The server does not know our token (restarted?): {again}"),
                     json!({}),
                 );
-                send.push(ClientMessage::Hello {
-                    version: PROTOCOL_VERSION,
-                    name: Some(self.name.clone()),
-                    token: None,
-                });
+                send.push(hello);
                 return;
             }
             (Phase::Hello, _) => {

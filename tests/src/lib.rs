@@ -161,6 +161,7 @@ impl Client {
             version: PROTOCOL_VERSION,
             name: Some(name.into()),
             token: None,
+            guest: false,
         })
         .await;
         c.expect_welcome().await;
@@ -174,6 +175,7 @@ impl Client {
             version: PROTOCOL_VERSION,
             name: None,
             token: Some(token.into()),
+            guest: false,
         })
         .await;
         let games = c.expect_welcome().await;
