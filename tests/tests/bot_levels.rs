@@ -31,7 +31,11 @@ async fn my_turn_against(server: &TestServer, name: &str, level: Option<BotLevel
         level,
     })
     .await;
-    let mut me = Follower::await_snapshot(me).await;
+    my_turn(Follower::await_snapshot(me).await).await
+}
+
+/// Reads on until it is my turn with the bot free to flip the timer against me.
+async fn my_turn(mut me: Follower) -> Follower {
     let (seat, bot) = (me.seat(), me.seat().other());
     while !(me.replica.turn() == seat && me.replica.check(bot, Action::Flip).is_ok()) {
         within("my turn", me.next_event()).await;
@@ -62,6 +66,24 @@ async fn an_easy_bot_leaves_the_timer_alone_in_the_opening() {
 
     // Easy: my first turn passes 1.5 s (300 times the default's delay) without a flip.
     let mut me = my_turn_against(&server, "Beginner", Some(BotLevel::Easy)).await;
+    no_flip_on_my_first_turn(&mut me).await;
+
+    // The rematch is against the same easy bot.
+    let first = me.game;
+    me.act(Action::Resign).await;
+    me.until("the end", |e| matches!(e, Event::GameEnded { .. }))
+        .await;
+    me.client
+        .send(&ClientMessage::Rematch { game: first })
+        .await;
+    let mut me = my_turn(Follower::await_snapshot(me.client).await).await;
+    assert!(me.game > first);
+    no_flip_on_my_first_turn(&mut me).await;
+}
+
+/// My first turn, with the bot free to flip, passes 1.5 s (300 times the server's
+/// default delay) without its flip.
+async fn no_flip_on_my_first_turn(me: &mut Follower) {
     let bot = me.seat().other();
     assert_eq!(me.replica.moves_made(me.seat()), 0, "still the opening");
     let quiet_until = Instant::now() + Duration::from_millis(1_500);
@@ -72,7 +94,7 @@ async fn an_easy_bot_leaves_the_timer_alone_in_the_opening() {
             other => panic!("unexpected {other:?}"),
         }
     }
-    assert_eq!(flips_by(&me, bot), 0, "the easy bot flipped in the opening");
+    assert_eq!(flips_by(me, bot), 0, "the easy bot flipped in the opening");
     assert_eq!(me.replica.turn(), me.seat(), "still my turn");
 }
 
