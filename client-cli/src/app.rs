@@ -56,6 +56,8 @@ pub enum Mode {
     Watch { game: Option<GameId> },
     /// List live games (optionally of one player) and stop.
     Games { player: Option<String> },
+    /// The lobby: open seeks and live games, to take a seek or watch a game.
+    Lobby,
 }
 
 /// Where the session stands.
@@ -72,6 +74,8 @@ pub enum Phase {
     Listing,
     /// Picking a game to watch from the list.
     Picking,
+    /// In the lobby: choosing a seek to take or a game to watch.
+    Lobby,
     /// Following a game (which may be over: see [`App::game`]).
     InGame,
     /// Nothing more to do.
@@ -220,6 +224,10 @@ pub struct App {
     pub games: Vec<GameSummary>,
     /// The highlighted row while picking a game.
     pub pick: usize,
+    /// The open seeks, in the lobby.
+    pub seeks: Vec<protocol::wire::SeekInfo>,
+    /// When the lobby last asked for its lists.
+    lobby_poll: Option<Instant>,
     pub log: Vec<LogLine>,
     /// The last error or hint, shown in place until the next action.
     pub status: Option<(LogKind, String)>,
@@ -307,6 +315,8 @@ impl App {
             game: None,
             games: Vec::new(),
             pick: 0,
+            seeks: Vec::new(),
+            lobby_poll: None,
             log: Vec::new(),
             status: None,
             lag_ms: None,
@@ -452,6 +462,9 @@ impl App {
         if !self.connected || (self.me.is_none() && !self.guest) {
             return Vec::new();
         }
+        if self.phase == Phase::Lobby {
+            return self.lobby_tick(at);
+        }
         // A watcher follows the players into their rematch: the server tells only the
         // players, so the live games are looked at now and then for theirs.
         let watching_over = matches!(self.mode, Mode::Watch { .. })
@@ -494,7 +507,11 @@ impl App {
     /// Messages about finding a game, and the server's shutdown.
     pub fn on_lobby(&mut self, msg: LobbyMessage, at: Instant) {
         match msg {
-            LobbyMessage::Seeks { .. } => {}
+            LobbyMessage::Seeks { seeks } => {
+                if self.phase == Phase::Lobby {
+                    self.lobby_seeks(seeks)
+                }
+            }
             LobbyMessage::Hosting { code, settings } => {
                 let code = clean(&code);
                 self.hosting = Some(code.clone());
@@ -671,6 +688,7 @@ impl App {
             ServerMessage::SeekCancelled => {
                 self.info("seek_cancelled", "Seek withdrawn".into(), json!({}))
             }
+            ServerMessage::Games { games } if self.phase == Phase::Lobby => self.lobby_games(games),
             ServerMessage::Games { games } if self.rematch_poll.is_some() => {
                 send.extend(self.follow_rematch(&games))
             }
@@ -800,6 +818,7 @@ impl App {
                 });
                 self.phase = Phase::Joining(id);
             }
+            Mode::Lobby => send.extend(self.enter_lobby(at)),
             Mode::Watch { game: None } | Mode::Games { .. } => {
                 send.push(ClientMessage::ListGames);
                 self.phase = Phase::Listing;
@@ -1258,6 +1277,11 @@ impl App {
                 self.fatal(format!("The server is shutting down: {message}"));
                 return;
             }
+            // The seek taken in the lobby was gone (taken or withdrawn): back to the lobby.
+            (Phase::Seeking, "unknown_seek" | "own_seek") if self.game.is_none() => {
+                self.mode = Mode::Lobby;
+                send.extend(self.back_to_lobby());
+            }
             _ => {}
         }
         let text = match game {
@@ -1330,6 +1354,8 @@ pub const HELP_LINE: &str = "Commands: d1-d2 (move and drop), d1-d2. (move witho
 // Typed commands and keys: what the player asks for, turned into messages.
 #[path = "app_input.rs"]
 mod input;
+#[path = "app_lobby.rs"]
+pub mod lobby;
 
 #[cfg(test)]
 #[path = "app_tests.rs"]

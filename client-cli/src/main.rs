@@ -81,6 +81,9 @@ enum Command {
         /// The game number.
         game: Option<u64>,
     },
+    /// The lobby (full screen): open seeks and live games with their watchers; take a
+    /// seek (the game starts at once) or watch a game. Signs you in as a player.
+    Lobby,
     /// List the live games, then the finished games the server keeps.
     Games {
         /// Only games of this player (by display name).
@@ -384,6 +387,15 @@ fn main() -> ExitCode {
             find: Find::Code(code.clone()),
         },
         Command::Watch { game } => Mode::Watch { game: *game },
+        Command::Lobby => {
+            if cli.plain || cli.json || !std::io::stdout().is_terminal() {
+                eprintln!(
+                    "tamsk: the lobby is a full-screen view: run it on a terminal, without --plain or --json (scripts: tamsk games)"
+                );
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+            Mode::Lobby
+        }
         Command::Games { player } => Mode::Games {
             player: player.clone(),
         },
