@@ -10,6 +10,7 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use protocol::bot::BotLevel;
 use protocol::game::{Action, Event, Game, Player, Status};
 use protocol::notation::{parse_action, to_notation};
 use protocol::settings::{Settings, Setup};
@@ -36,8 +37,8 @@ pub const REMATCH_POLL: Duration = Duration::from_secs(2);
 pub enum Find {
     /// Quick match: the first player who seeks the same settings.
     Seek,
-    /// The computer, at once.
-    Bot,
+    /// The computer, at once, at this level (`None`: the server's default).
+    Bot(Option<BotLevel>),
     /// Challenge this player (by name or player id).
     Challenge(String),
     /// A private game: the server gives a code to pass on.
@@ -55,6 +56,8 @@ pub enum Mode {
     Watch { game: Option<GameId> },
     /// List live games (optionally of one player) and stop.
     Games { player: Option<String> },
+    /// The lobby: open seeks and live games, to take a seek or watch a game.
+    Lobby,
 }
 
 /// Where the session stands.
@@ -71,6 +74,8 @@ pub enum Phase {
     Listing,
     /// Picking a game to watch from the list.
     Picking,
+    /// In the lobby: choosing a seek to take or a game to watch.
+    Lobby,
     /// Following a game (which may be over: see [`App::game`]).
     InGame,
     /// Nothing more to do.
@@ -211,12 +216,18 @@ pub struct App {
     /// A game from the config file to take our seat in again.
     pub resume: Option<GameId>,
     pub me: Option<Me>,
+    /// Welcomed as a guest (watching or listing without a token): no player exists.
+    pub guest: bool,
     pub phase: Phase,
     pub game: Option<GameView>,
     /// Live games, when listing or picking.
     pub games: Vec<GameSummary>,
     /// The highlighted row while picking a game.
     pub pick: usize,
+    /// The open seeks, in the lobby.
+    pub seeks: Vec<protocol::wire::SeekInfo>,
+    /// When the lobby last asked for its lists.
+    lobby_poll: Option<Instant>,
     pub log: Vec<LogLine>,
     /// The last error or hint, shown in place until the next action.
     pub status: Option<(LogKind, String)>,
@@ -299,10 +310,13 @@ impl App {
             token,
             resume: None,
             me: None,
+            guest: false,
             phase: Phase::Connecting,
             game: None,
             games: Vec::new(),
             pick: 0,
+            seeks: Vec::new(),
+            lobby_poll: None,
             log: Vec::new(),
             status: None,
             lag_ms: None,
@@ -392,7 +406,7 @@ impl App {
 
     /// A connection is open: say hello.
     pub fn on_connected(&mut self, at: Instant) -> Vec<ClientMessage> {
-        let again = self.connected || self.me.is_some();
+        let again = self.connected || self.me.is_some() || self.guest;
         self.connected = true;
         self.phase = match self.phase {
             Phase::Connecting | Phase::Hello => Phase::Hello,
@@ -402,24 +416,24 @@ impl App {
             self.info("connection", "Connected again".into(), json!({}));
         }
         self.last_ping = Some(at);
+        vec![self.hello()]
+    }
+
+    /// The `hello` to send: with our token if we have one; else, only to watch or list
+    /// games, as a guest (no player is registered for that); else with our name.
+    fn hello(&self) -> ClientMessage {
         let token = self
             .me
             .as_ref()
             .map(|m| m.token.clone())
             .or(self.token.clone());
-        let hello = match token {
-            Some(token) => ClientMessage::Hello {
-                version: PROTOCOL_VERSION,
-                name: None,
-                token: Some(token),
-            },
-            None => ClientMessage::Hello {
-                version: PROTOCOL_VERSION,
-                name: Some(self.name.clone()),
-                token: None,
-            },
-        };
-        vec![hello]
+        let guest = token.is_none() && matches!(self.mode, Mode::Watch { .. } | Mode::Games { .. });
+        ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: (token.is_none() && !guest).then(|| self.name.clone()),
+            token,
+            guest,
+        }
     }
 
     /// The connection cannot be made (again): the session ends.
@@ -445,8 +459,11 @@ impl App {
 
     /// Periodic work: measure the round trip.
     pub fn on_tick(&mut self, at: Instant) -> Vec<ClientMessage> {
-        if !self.connected || self.me.is_none() {
+        if !self.connected || (self.me.is_none() && !self.guest) {
             return Vec::new();
+        }
+        if self.phase == Phase::Lobby {
+            return self.lobby_tick(at);
         }
         // A watcher follows the players into their rematch: the server tells only the
         // players, so the live games are looked at now and then for theirs.
@@ -490,7 +507,11 @@ impl App {
     /// Messages about finding a game, and the server's shutdown.
     pub fn on_lobby(&mut self, msg: LobbyMessage, at: Instant) {
         match msg {
-            LobbyMessage::Seeks { .. } => {}
+            LobbyMessage::Seeks { seeks } => {
+                if self.phase == Phase::Lobby {
+                    self.lobby_seeks(seeks)
+                }
+            }
             LobbyMessage::Hosting { code, settings } => {
                 let code = clean(&code);
                 self.hosting = Some(code.clone());
@@ -641,6 +662,18 @@ impl App {
                 self.welcomed = Some((server_ms, at));
                 self.on_welcome(player_id, name, token, games, at, &mut send)
             }
+            ServerMessage::GuestWelcome { server_ms, .. } => {
+                self.welcomed = Some((server_ms, at));
+                if !self.guest {
+                    self.guest = true;
+                    self.info(
+                        "welcome",
+                        "Connected as a guest (no player registered)".into(),
+                        json!({ "guest": true }),
+                    );
+                }
+                self.after_hello(Vec::new(), at, &mut send);
+            }
             ServerMessage::Seeking { settings } => {
                 self.phase = Phase::Seeking;
                 self.info(
@@ -655,6 +688,7 @@ impl App {
             ServerMessage::SeekCancelled => {
                 self.info("seek_cancelled", "Seek withdrawn".into(), json!({}))
             }
+            ServerMessage::Games { games } if self.phase == Phase::Lobby => self.lobby_games(games),
             ServerMessage::Games { games } if self.rematch_poll.is_some() => {
                 send.extend(self.follow_rematch(&games))
             }
@@ -728,6 +762,11 @@ impl App {
         }
         self.me = Some(me);
         self.config_dirty = true;
+        self.after_hello(games, at, send);
+    }
+
+    /// Welcomed (as a player with a seat in `games`, or as a guest): carry on.
+    fn after_hello(&mut self, games: Vec<GameId>, at: Instant, send: &mut Vec<ClientMessage>) {
         self.last_ping = Some(at);
         send.push(ClientMessage::Ping {
             client_ms: Some(self.local_ms(at)),
@@ -779,6 +818,7 @@ impl App {
                 });
                 self.phase = Phase::Joining(id);
             }
+            Mode::Lobby => send.extend(self.enter_lobby(at)),
             Mode::Watch { game: None } | Mode::Games { .. } => {
                 send.push(ClientMessage::ListGames);
                 self.phase = Phase::Listing;
@@ -1176,16 +1216,18 @@ impl App {
         match (&self.phase, code) {
             (Phase::Hello, "unknown_token") => {
                 self.token = None;
+                let hello = self.hello();
+                let again = if matches!(hello, ClientMessage::Hello { guest: true, .. }) {
+                    "going on as a guest"
+                } else {
+                    "registering again"
+                };
                 self.info(
                     "token",
-                    "The server does not know our token (restarted?): registering again".into(),
+                    format!("The server does not know our token (restarted?): {again}"),
                     json!({}),
                 );
-                send.push(ClientMessage::Hello {
-                    version: PROTOCOL_VERSION,
-                    name: Some(self.name.clone()),
-                    token: None,
-                });
+                send.push(hello);
                 return;
             }
             (Phase::Hello, _) => {
@@ -1234,6 +1276,11 @@ impl App {
             (_, "shutting_down") => {
                 self.fatal(format!("The server is shutting down: {message}"));
                 return;
+            }
+            // The seek taken in the lobby was gone (taken or withdrawn): back to the lobby.
+            (Phase::Seeking, "unknown_seek" | "own_seek") if self.game.is_none() => {
+                self.mode = Mode::Lobby;
+                send.extend(self.back_to_lobby());
             }
             _ => {}
         }
@@ -1307,6 +1354,8 @@ pub const HELP_LINE: &str = "Commands: d1-d2 (move and drop), d1-d2. (move witho
 // Typed commands and keys: what the player asks for, turned into messages.
 #[path = "app_input.rs"]
 mod input;
+#[path = "app_lobby.rs"]
+pub mod lobby;
 
 #[cfg(test)]
 #[path = "app_tests.rs"]

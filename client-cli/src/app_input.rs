@@ -114,7 +114,7 @@ impl App {
         })
     }
 
-    fn watch(&mut self, id: GameId) -> Vec<ClientMessage> {
+    pub(super) fn watch(&mut self, id: GameId) -> Vec<ClientMessage> {
         self.phase = Phase::Joining(id);
         self.mode = Mode::Watch { game: Some(id) };
         vec![ClientMessage::Watch {
@@ -131,7 +131,7 @@ impl App {
         self.phase = Phase::Seeking;
         vec![match find {
             Find::Seek => ClientMessage::Seek { settings },
-            Find::Bot => ClientMessage::PlayBot { settings },
+            Find::Bot(level) => ClientMessage::PlayBot { settings, level },
             Find::Challenge(to) => ClientMessage::Challenge { to, settings },
             Find::Host => ClientMessage::Host { settings },
             Find::Code(code) => ClientMessage::JoinCode { code },
@@ -264,6 +264,9 @@ impl App {
         }
         if self.phase == Phase::Picking {
             return self.pick_key(key);
+        }
+        if self.phase == Phase::Lobby {
+            return self.lobby_key(key);
         }
         let over = self.game.as_ref().is_none_or(|g| g.is_over());
         match key.code {

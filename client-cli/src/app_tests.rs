@@ -23,7 +23,8 @@ fn a_new_player_says_hello_with_his_name_then_seeks() {
         [ClientMessage::Hello {
             version: PROTOCOL_VERSION,
             name: Some("Rita".into()),
-            token: None
+            token: None,
+            guest: false,
         }]
     );
     assert_eq!(app.phase, Phase::Hello);
@@ -54,8 +55,22 @@ fn a_returning_player_presents_his_token_and_takes_his_seat_again() {
 }
 
 #[test]
-fn an_unknown_token_registers_again_by_name() {
+fn an_unknown_token_registers_again_by_name_to_play_and_as_a_guest_to_watch() {
     let t0 = Instant::now();
+    let mut app = seeking(Settings::level(Level::One), Some("old"), t0);
+    app.on_connected(t0);
+    let sent = app.on_message(ServerMessage::error("unknown_token", "who?"), t0);
+    assert_eq!(
+        sent,
+        [ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: Some("Rita".into()),
+            token: None,
+            guest: false,
+        }]
+    );
+    assert!(!app.quit);
+
     let mut app = App::new(
         Mode::Watch { game: None },
         "Rita".into(),
@@ -68,11 +83,65 @@ fn an_unknown_token_registers_again_by_name() {
         sent,
         [ClientMessage::Hello {
             version: PROTOCOL_VERSION,
-            name: Some("Rita".into()),
-            token: None
+            name: None,
+            token: None,
+            guest: true,
         }]
     );
     assert!(!app.quit);
+}
+
+/// `tamsk games` and `tamsk watch` without a saved token register nobody: they say
+/// hello as a guest, and a guest's welcome leads on to the list or the game, with no
+/// account to save.
+#[test]
+fn games_and_watch_without_a_token_come_as_guests() {
+    let t0 = Instant::now();
+    for (mode, next) in [
+        (Mode::Games { player: None }, ClientMessage::ListGames),
+        (
+            Mode::Watch { game: Some(7) },
+            ClientMessage::Watch {
+                game: 7,
+                after_seq: None,
+            },
+        ),
+    ] {
+        let mut app = App::new(mode.clone(), "Rita".into(), None, t0);
+        let hello = app.on_connected(t0);
+        assert_eq!(
+            hello,
+            [ClientMessage::Hello {
+                version: PROTOCOL_VERSION,
+                name: None,
+                token: None,
+                guest: true,
+            }],
+            "{mode:?}"
+        );
+        let sent = app.on_message(
+            ServerMessage::GuestWelcome {
+                version: PROTOCOL_VERSION,
+                server_ms: 1,
+            },
+            t0,
+        );
+        assert!(sent.contains(&next), "{mode:?}: {sent:?}");
+        assert!(app.guest && app.me.is_none());
+        assert!(!app.config_dirty, "no account to save");
+        // Pings go on for a guest, as for a player.
+        assert!(app
+            .on_tick(t0 + Duration::from_secs(60))
+            .iter()
+            .any(|m| matches!(m, ClientMessage::Ping { .. })));
+
+        // With a saved token, the player is himself again.
+        let mut app = App::new(mode, "Rita".into(), Some("secret".into()), t0);
+        assert!(matches!(
+            &app.on_connected(t0)[0],
+            ClientMessage::Hello { token: Some(t), guest: false, name: None, .. } if t == "secret"
+        ));
+    }
 }
 
 #[test]
@@ -749,9 +818,17 @@ fn each_way_of_finding_a_game_sends_its_message() {
             },
         ),
         (
-            Find::Bot,
+            Find::Bot(None),
             ClientMessage::PlayBot {
                 settings: settings.clone(),
+                level: None,
+            },
+        ),
+        (
+            Find::Bot(Some(BotLevel::Easy)),
+            ClientMessage::PlayBot {
+                settings: settings.clone(),
+                level: Some(BotLevel::Easy),
             },
         ),
         (

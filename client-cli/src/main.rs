@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use protocol::bot::BotLevel;
 use protocol::settings::{FullSocket, GameClock, Level, Settings, Setup};
 use tamsk_client::app::{App, Find, Mode};
 use tamsk_client::config::{self, Config, DEFAULT_SERVER};
@@ -47,9 +48,10 @@ enum Command {
     /// seat in your running game again).
     #[command(after_long_help = PLAY_HELP)]
     Play {
-        /// Play the computer at once.
-        #[arg(long)]
-        bot: bool,
+        /// Play the computer at once: `--bot easy`, `--bot normal` or `--bot hard`
+        /// (`--bot` alone: the server's default level).
+        #[arg(long, value_name = "LEVEL", num_args = 0..=1)]
+        bot: Option<Option<BotArg>>,
         #[command(flatten)]
         settings: SettingsArgs,
     },
@@ -79,6 +81,9 @@ enum Command {
         /// The game number.
         game: Option<u64>,
     },
+    /// The lobby (full screen): open seeks and live games with their watchers; take a
+    /// seek (the game starts at once) or watch a game. Signs you in as a player.
+    Lobby,
     /// List the live games, then the finished games the server keeps.
     Games {
         /// Only games of this player (by display name).
@@ -122,6 +127,26 @@ p penalty ring on the cursor, f flip, R resign, W claim the win, ':' type a comm
 Plain mode prints one line per event (with --json one object per line, with a
 \"type\": start, turn, event, may, error, presence, result, ...); a \"may\" line lists
 what you may do now, in notation, whenever that changes.";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum BotArg {
+    /// For a beginner: never flips the 15-second timer in the opening, takes its time.
+    Easy,
+    /// One move ahead.
+    Normal,
+    /// Searches five moves ahead.
+    Hard,
+}
+
+impl From<BotArg> for BotLevel {
+    fn from(l: BotArg) -> BotLevel {
+        match l {
+            BotArg::Easy => BotLevel::Easy,
+            BotArg::Normal => BotLevel::Normal,
+            BotArg::Hard => BotLevel::Hard,
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum SetupArg {
@@ -333,7 +358,10 @@ fn main() -> ExitCode {
         }
         Command::Whoami => return whoami(&cli),
         Command::Play { bot, settings } => {
-            let find = if *bot { Find::Bot } else { Find::Seek };
+            let find = match bot {
+                Some(level) => Find::Bot(level.map(BotLevel::from)),
+                None => Find::Seek,
+            };
             match settings.settings() {
                 Ok(settings) => Mode::Play { settings, find },
                 Err(e) => return bad_settings(&e),
@@ -359,6 +387,15 @@ fn main() -> ExitCode {
             find: Find::Code(code.clone()),
         },
         Command::Watch { game } => Mode::Watch { game: *game },
+        Command::Lobby => {
+            if cli.plain || cli.json || !std::io::stdout().is_terminal() {
+                eprintln!(
+                    "tamsk: the lobby is a full-screen view: run it on a terminal, without --plain or --json (scripts: tamsk games)"
+                );
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+            Mode::Lobby
+        }
         Command::Games { player } => Mode::Games {
             player: player.clone(),
         },
@@ -466,6 +503,36 @@ mod tests {
         assert_eq!(s.hourglass_ms, 3_000);
     }
 
+    fn bot_of(args: &[&str]) -> Result<Option<Option<BotArg>>, clap::error::ErrorKind> {
+        match Cli::try_parse_from([&["tamsk", "play"], args].concat()) {
+            Ok(Cli {
+                command: Command::Play { bot, .. },
+                ..
+            }) => Ok(bot),
+            Ok(_) => panic!("not play"),
+            Err(e) => Err(e.kind()),
+        }
+    }
+
+    #[test]
+    fn bot_levels_by_name() {
+        assert_eq!(bot_of(&["--bot", "easy"]), Ok(Some(Some(BotArg::Easy))));
+        assert_eq!(
+            bot_of(&["--bot", "hard", "--level", "2"]),
+            Ok(Some(Some(BotArg::Hard)))
+        );
+        assert_eq!(bot_of(&["--bot=normal"]), Ok(Some(Some(BotArg::Normal))));
+        // Alone, the server chooses; absent, no bot.
+        assert_eq!(bot_of(&["--bot"]), Ok(Some(None)));
+        assert_eq!(bot_of(&["--bot", "--tc", "blitz"]), Ok(Some(None)));
+        assert_eq!(bot_of(&[]), Ok(None));
+        assert_eq!(
+            bot_of(&["--bot", "expert"]),
+            Err(clap::error::ErrorKind::InvalidValue)
+        );
+        assert_eq!(BotLevel::from(BotArg::Easy), BotLevel::Easy);
+    }
+
     #[test]
     fn server_urls() {
         assert_eq!(normalise_server("localhost:7878"), "ws://localhost:7878/ws");
@@ -489,7 +556,7 @@ mod tests {
         let Command::Play { settings, bot } = cli.command else {
             panic!()
         };
-        assert!(!bot);
+        assert_eq!(bot, None);
         let s = settings.settings().unwrap();
         assert_eq!(s.level, Level::Two);
         assert_eq!(s.hourglass_ms, 3_000);

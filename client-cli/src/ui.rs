@@ -217,7 +217,7 @@ use panel::panel;
 pub use panel::{after_flip, glass_line, neutral_line, sand_bar};
 
 /// Settings in a few characters for the compact header: "L3 60s/15s".
-fn short_settings(s: &protocol::Settings) -> String {
+pub(crate) fn short_settings(s: &protocol::Settings) -> String {
     let secs = |ms: u64| crate::countdown::left(ms).replace(".0s", "s");
     let mut out = format!("L{}", s.level.number());
     if s.level.timed() {
@@ -305,6 +305,9 @@ fn status_line(app: &App) -> Line<'static> {
 fn keys_line(app: &App) -> Line<'static> {
     let text = match (&app.phase, &app.game) {
         (Phase::Picking, _) => "↑↓ choose · Enter watch · q quit".to_string(),
+        (Phase::Lobby, _) => {
+            "↑↓ choose · Enter take the seek / watch the game · q quit".to_string()
+        }
         (Phase::InGame, Some(g)) if g.is_over() => match app.mode {
             crate::app::Mode::Play { .. } => "n new game · r rematch · q quit".to_string(),
             _ => "q quit".to_string(),
@@ -548,7 +551,10 @@ fn waiting_text(app: &App) -> String {
                 Find::Seek => {
                     format!("Waiting for an opponent who asks for the same game ({settings})…")
                 }
-                Find::Bot => format!("Starting a game against the computer ({settings})…"),
+                Find::Bot(level) => format!(
+                    "Starting a game against the {}computer ({settings})…",
+                    level.map(|l| format!("{} ", l.name())).unwrap_or_default()
+                ),
                 Find::Challenge(name) => match &app.challenge_sent {
                     Some((_, to)) => {
                         format!("Waiting for {to} to accept your challenge ({settings})…")
@@ -608,6 +614,7 @@ pub fn ui(frame: &mut Frame, app: &App, at: Instant) {
             }
             frame.render_widget(Paragraph::new(lines), body);
         }
+        (Phase::Lobby, _) => crate::app::lobby::draw_lobby(frame, body, app),
         (Phase::InGame, Some(view)) => draw_game(frame, body, app, view, at),
         _ => {
             let [top, rest] =

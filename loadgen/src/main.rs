@@ -114,6 +114,7 @@ async fn connect(url: &str, name: &str, gate: &Semaphore) -> Result<Ws> {
             version: PROTOCOL_VERSION,
             name: Some(name.into()),
             token: None,
+            guest: false,
         },
     )
     .await?;

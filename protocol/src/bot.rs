@@ -13,8 +13,20 @@
 use crate::board::Square;
 use crate::game::{Action, Game, Player};
 
-/// How strong the bot plays.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+/// How strong the bot plays (on the wire: `"easy"`, `"normal"`, `"hard"`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum BotLevel {
     /// For a beginner: it never flips the 15-second timer during the opening (until
     /// both players have moved each hourglass), flips it late after that, takes its time,
@@ -29,6 +41,18 @@ pub enum BotLevel {
 }
 
 impl BotLevel {
+    /// Every level, weakest first.
+    pub const ALL: [BotLevel; 3] = [BotLevel::Easy, BotLevel::Normal, BotLevel::Hard];
+
+    /// Its name on the wire and on command lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            BotLevel::Easy => "easy",
+            BotLevel::Normal => "normal",
+            BotLevel::Hard => "hard",
+        }
+    }
+
     /// The timing that goes with the level.
     pub fn config(self) -> BotConfig {
         match self {

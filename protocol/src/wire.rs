@@ -35,13 +35,17 @@ pub type Seq = u64;
 pub enum ClientMessage {
     /// The first message on every connection. A new player gives a display name (1 to 24
     /// printable characters, no control characters, no leading or trailing spaces) and gets
-    /// a player id and a secret token; a returning player gives only his token.
+    /// a player id and a secret token; a returning player gives only his token. A guest
+    /// (`guest: true`, neither name nor token) becomes no player: he may list games and
+    /// seeks and watch, nothing that needs a seat; answer `guest_welcome`.
     Hello {
         version: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         token: Option<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        guest: bool,
     },
     /// Asks for a game with exactly these settings (partial JSON takes the level's
     /// defaults). Two players asking for the same settings are paired at once; both get a
@@ -126,6 +130,10 @@ pub enum ClientMessage {
         #[serde(serialize_with = "crate::settings::player_form")]
         #[schemars(with = "crate::settings::PlayerSettings")]
         settings: Settings,
+        /// How strong the bot plays: `"easy"`, `"normal"` or `"hard"`; absent: the
+        /// server's default (its `--bot-level`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        level: Option<crate::bot::BotLevel>,
     },
 }
 
@@ -149,6 +157,13 @@ pub enum ServerMessage {
         server_ms: u64,
         /// Live games in which this player has a seat (to `join` after a reconnect).
         games: Vec<GameId>,
+    },
+    /// The answer to a guest's `hello`: no player, no token; the connection may list
+    /// games and seeks and watch.
+    GuestWelcome {
+        version: u32,
+        /// Server wall-clock time, ms since the Unix epoch.
+        server_ms: u64,
     },
     /// The seek is registered; a snapshot follows when an opponent asks for the same
     /// settings.

@@ -218,7 +218,10 @@ async fn drive(
     mut rx: mpsc::Receiver<Utf8Bytes>,
 ) {
     let mut driver = match hub.upgrade() {
-        Some(h) => Driver::new(h.config.bot.clone()),
+        Some(h) => Driver::new(match player.bot_level {
+            Some(level) => level.config(),
+            None => h.config.bot.clone(),
+        }),
         None => return,
     };
     loop {

@@ -97,6 +97,7 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
             version: PROTOCOL_VERSION,
             name: options.token.is_none().then(|| options.name.clone()),
             token: options.token.clone(),
+            guest: false,
         },
     )
     .await?;

@@ -132,6 +132,8 @@ struct Conn {
     reserve: bool,
     peer: Peer,
     me: Option<Arc<PlayerRec>>,
+    /// Said hello as a guest: no player; may list and watch only.
+    guest: bool,
     games: HashSet<GameId>,
     limiter: Limiter,
     /// The websocket ping in flight (the writer sends it).
@@ -177,6 +179,7 @@ pub async fn serve(
         reserve,
         peer,
         me: None,
+        guest: false,
         games: HashSet::new(),
         limiter: Limiter::new(
             config.rate_per_sec,
@@ -519,6 +522,22 @@ impl Conn {
             (ClientMessage::Hello { .. }, _) => None,
             (ClientMessage::Ping { .. } | ClientMessage::Pong { .. }, _) => None,
             (_, Some(me)) => Some(me.clone()),
+            // A guest follows games and the lobby; nothing that needs a seat.
+            (
+                ClientMessage::ListGames
+                | ClientMessage::ListSeeks
+                | ClientMessage::Watch { .. }
+                | ClientMessage::Leave { .. },
+                None,
+            ) if self.guest => None,
+            (_, None) if self.guest => {
+                self.error(
+                    "guest",
+                    "a guest may only list games and seeks and watch: to play, connect again and say hello with a name (or your token)",
+                    crate::request::game_of(&msg),
+                );
+                return;
+            }
             (_, None) => {
                 self.error(
                     "hello_first",
@@ -533,6 +552,13 @@ impl Conn {
                 version,
                 name,
                 token,
+                guest: true,
+            } => self.hello_guest(version, name.is_some() || token.is_some()),
+            ClientMessage::Hello {
+                version,
+                name,
+                token,
+                guest: false,
             } => self.hello(version, name, token).await,
             ClientMessage::Ping { client_ms, lag_ms } => {
                 if let Some(lag) = lag_ms {
@@ -612,11 +638,11 @@ impl Conn {
                 let started = self.hub.accept_challenge(challenge, seeker);
                 self.started(started);
             }
-            ClientMessage::PlayBot { settings } => {
+            ClientMessage::PlayBot { settings, level } => {
                 let Some(seeker) = self.new_game_seeker(me, true) else {
                     return;
                 };
-                let id = self.hub.play_bot(settings, seeker);
+                let id = self.hub.play_bot(settings, level, seeker);
                 self.games.insert(id);
             }
             ClientMessage::DeclineChallenge { challenge } => {
@@ -723,17 +749,58 @@ impl Conn {
         }
     }
 
-    async fn hello(&mut self, version: u32, name: Option<String>, token: Option<String>) {
+    /// Refuses a second hello or another protocol version (`false`: refused).
+    fn hello_allowed(&self, version: u32) -> bool {
         if version != PROTOCOL_VERSION {
             self.error(
                 "unsupported_version",
                 format!("this server speaks protocol version {PROTOCOL_VERSION}, not {version}"),
                 None,
             );
+            return false;
+        }
+        if self.me.is_some() || self.guest {
+            self.error("already_hello", "this connection already said hello", None);
+            return false;
+        }
+        true
+    }
+
+    /// A guest: no player record, no stored row, not online; lists and watches only.
+    fn hello_guest(&mut self, version: u32, identified: bool) {
+        if !self.hello_allowed(version) {
             return;
         }
-        if self.me.is_some() {
-            self.error("already_hello", "this connection already said hello", None);
+        if identified {
+            self.error(
+                "bad_guest",
+                "a guest gives neither a name nor a token: say hello with \"guest\":true alone, or with a name (or token) to play",
+                None,
+            );
+            return;
+        }
+        // The reserve is kept for players coming back to a live game.
+        if self.reserve {
+            self.error(
+                "server_full",
+                "the server is at its connection limit: only players coming back to a live game are let in; try again later",
+                None,
+            );
+            self.peer
+                .kill
+                .kill(CLOSE_TRY_LATER, "server full: try again later");
+            return;
+        }
+        tracing::info!(conn = self.peer.conn, "hello (guest)");
+        self.guest = true;
+        self.send(&ServerMessage::GuestWelcome {
+            version: PROTOCOL_VERSION,
+            server_ms: unix_ms(),
+        });
+    }
+
+    async fn hello(&mut self, version: u32, name: Option<String>, token: Option<String>) {
+        if !self.hello_allowed(version) {
             return;
         }
         let (token, player) = match (token, name) {
@@ -981,6 +1048,26 @@ mod tests {
             parse(r#"{"type":"act","game":1,"action":{"type":"start","from":"z9"}}"#).unwrap_err();
         assert_eq!(code, "bad_message");
         assert!(msg.contains("z9"), "{msg}");
+        let (code, msg) =
+            parse(r#"{"type":"play_bot","settings":{},"level":"expert"}"#).unwrap_err();
+        assert_eq!(code, "bad_bot_level");
+        assert!(
+            msg.contains("\"expert\"") && msg.contains("\"easy\""),
+            "{msg}"
+        );
+        assert_eq!(
+            parse(r#"{"type":"play_bot","settings":{},"level":3}"#)
+                .unwrap_err()
+                .0,
+            "bad_bot_level"
+        );
+        assert!(matches!(
+            parse(r#"{"type":"play_bot","settings":{},"level":"hard"}"#),
+            Ok(ClientMessage::PlayBot {
+                level: Some(protocol::bot::BotLevel::Hard),
+                ..
+            })
+        ));
         assert!(matches!(
             parse(r#"{"type":"list_games"}"#),
             Ok(ClientMessage::ListGames)
@@ -992,6 +1079,7 @@ mod tests {
         // Each tag in the list parses as its message (given its fields).
         for (tag, extra) in [
             ("hello", r#","version":1"#),
+            ("hello", r#","version":1,"guest":true"#),
             ("seek", r#","settings":{}"#),
             ("cancel_seek", ""),
             ("list_games", ""),
@@ -1013,6 +1101,7 @@ mod tests {
             ("rematch", r#","game":1"#),
             ("decline_rematch", r#","game":1"#),
             ("play_bot", r#","settings":{}"#),
+            ("play_bot", r#","settings":{},"level":"easy""#),
         ] {
             assert!(CLIENT_TYPES.contains(&tag));
             parse(&format!(r#"{{"type":"{tag}"{extra}}}"#)).unwrap();

@@ -22,6 +22,9 @@ pub struct PlayerRec {
     pub name: String,
     /// The computer (an in-process bot seat).
     pub bot: bool,
+    /// A bot seat's level, as its opponent chose it (kept with the seat, so a rematch
+    /// plays at the same level); `None`: the server's `--bot-level`.
+    pub bot_level: Option<protocol::bot::BotLevel>,
 }
 
 /// Why a connection is being closed: websocket close code and reason.
@@ -378,6 +381,7 @@ impl Hub {
             id: crate::bot::BOT_ID.into(),
             name: crate::bot::BOT_NAME.into(),
             bot: true,
+            bot_level: None,
         });
         store.submit(crate::store::Write::Player(
             PlayerRow {
@@ -441,11 +445,26 @@ impl Hub {
     }
 
     /// A game against the computer, at once (seats drawn at random).
-    pub fn play_bot(self: &Arc<Self>, settings: Settings, seeker: Seeker) -> GameId {
+    pub fn play_bot(
+        self: &Arc<Self>,
+        settings: Settings,
+        level: Option<protocol::bot::BotLevel>,
+        seeker: Seeker,
+    ) -> GameId {
         self.cancel_seek(seeker.peer.conn);
+        // The same player (id, name) as every bot seat, at the level asked for.
+        let player = match level {
+            None => self.bot.clone(),
+            Some(level) => Arc::new(PlayerRec {
+                id: self.bot.id.clone(),
+                name: self.bot.name.clone(),
+                bot: true,
+                bot_level: Some(level),
+            }),
+        };
         let bot = Seeker {
-            player: self.bot.clone(),
-            peer: crate::bot::seat_peer(self, &self.bot),
+            peer: crate::bot::seat_peer(self, &player),
+            player,
         };
         self.start_game(settings, [seeker, bot], crate::lobby::Seats::Random)
     }
@@ -503,6 +522,7 @@ impl Hub {
             id: uuid::Uuid::now_v7().simple().to_string(),
             name,
             bot: false,
+            bot_level: None,
         });
         let row = PlayerRow {
             id: player.id.clone(),
@@ -540,6 +560,7 @@ impl Hub {
                     id: row.id,
                     name: row.name,
                     bot: row.is_bot,
+                    bot_level: None,
                 })
             })
             .clone();

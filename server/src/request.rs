@@ -50,6 +50,7 @@ pub fn parse_request(
     }
     refuse_fixed_settings(&tag, &value).map_err(fail)?;
     refuse_unknown_fields(&tag, &value).map_err(fail)?;
+    refuse_bad_bot_level(&tag, &value).map_err(fail)?;
     let msg = serde_json::from_value(value)
         .map_err(|e| fail(("bad_message", format!("bad {tag} message: {e}"))))?;
     Ok((msg, id))
@@ -197,6 +198,38 @@ pub fn fixed(mut settings: Settings, config: &Config) -> Settings {
     settings
 }
 
+/// A `play_bot` whose `level` is not a level's name gets its own code (serde's message
+/// would only say the whole message is bad).
+fn refuse_bad_bot_level(tag: &str, message: &Value) -> Result<(), Refused> {
+    use protocol::bot::BotLevel;
+    let Some(level) = message.get("level").filter(|_| tag == "play_bot") else {
+        return Ok(());
+    };
+    if level.is_null()
+        || BotLevel::ALL
+            .iter()
+            .any(|l| level.as_str() == Some(l.name()))
+    {
+        return Ok(());
+    }
+    let names: Vec<_> = BotLevel::ALL
+        .iter()
+        .map(|l| format!("{:?}", l.name()))
+        .collect();
+    Err((
+        "bad_bot_level",
+        format!(
+            "no bot level {}: the levels are {}",
+            serde_json::to_string(level)
+                .unwrap_or_default()
+                .chars()
+                .take(40)
+                .collect::<String>(),
+            names.join(", ")
+        ),
+    ))
+}
+
 /// `msg` with its settings (if any) fixed by [`fixed`].
 pub fn with_fixed_rules(msg: ClientMessage, config: &Config) -> ClientMessage {
     match msg {
@@ -210,8 +243,9 @@ pub fn with_fixed_rules(msg: ClientMessage, config: &Config) -> ClientMessage {
         ClientMessage::Host { settings } => ClientMessage::Host {
             settings: fixed(settings, config),
         },
-        ClientMessage::PlayBot { settings } => ClientMessage::PlayBot {
+        ClientMessage::PlayBot { settings, level } => ClientMessage::PlayBot {
             settings: fixed(settings, config),
+            level,
         },
         other => other,
     }

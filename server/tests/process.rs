@@ -112,6 +112,7 @@ async fn player(addr: &str, name: &str) -> Ws {
             version: 1,
             name: Some(name.into()),
             token: None,
+            guest: false,
         },
     )
     .await;

@@ -163,6 +163,7 @@ impl Client {
             version: PROTOCOL_VERSION,
             name: Some(name.into()),
             token: None,
+            guest: false,
         })
         .await;
         c.expect_welcome().await;
@@ -176,6 +177,7 @@ impl Client {
             version: PROTOCOL_VERSION,
             name: None,
             token: Some(token.into()),
+            guest: false,
         })
         .await;
         let games = c.expect_welcome().await;

@@ -26,11 +26,13 @@ async fn bad_messages_before_and_at_hello() {
         version: PROTOCOL_VERSION,
         name: Some(name.into()),
         token: None,
+        guest: false,
     };
     c.send(&ClientMessage::Hello {
         version: 99,
         name: Some("Ann".into()),
         token: None,
+        guest: false,
     })
     .await;
     assert!(c.expect_error("unsupported_version").await.contains("99"));
@@ -53,6 +55,7 @@ async fn bad_messages_before_and_at_hello() {
         version: PROTOCOL_VERSION,
         name: None,
         token: Some("not-a-token".into()),
+        guest: false,
     })
     .await;
     c.expect_error("unknown_token").await;

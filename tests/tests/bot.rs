@@ -83,6 +83,7 @@ async fn a_whole_game_against_the_bot() {
     let settings = Settings::blitz(Level::Three);
     me.send(&ClientMessage::PlayBot {
         settings: settings.clone(),
+        level: None,
     })
     .await;
     let mut me = Follower::await_snapshot(me).await;
@@ -147,6 +148,7 @@ async fn the_bot_takes_a_rematch() {
     let mut me = Client::new_player(&server, "Human").await;
     me.send(&ClientMessage::PlayBot {
         settings: Settings::blitz(Level::One),
+        level: None,
     })
     .await;
     let mut me = Follower::await_snapshot(me).await;
@@ -208,6 +210,7 @@ async fn the_bot_claims_the_win_when_its_opponent_is_gone() {
     let mut me = Client::new_player(&server, "Quitter").await;
     me.send(&ClientMessage::PlayBot {
         settings: Settings::blitz(Level::One),
+        level: None,
     })
     .await;
     let mut me = Follower::await_snapshot(me).await;

@@ -166,6 +166,7 @@ async fn connections_per_address() {
                 version: PROTOCOL_VERSION,
                 name: Some("Late".into()),
                 token: None,
+                guest: false,
             })
             .await;
             match c.recv().await {
@@ -218,6 +219,7 @@ async fn watcher_that_never_reads_is_cut_off() {
             version: PROTOCOL_VERSION,
             name: Some("Sleepy".into()),
             token: None,
+            guest: false,
         })
         .await;
     assert!(matches!(
@@ -596,6 +598,7 @@ async fn the_reserve_serves_health_and_playing_clients() {
             version: PROTOCOL_VERSION,
             name: Some("Late".into()),
             token: None,
+            guest: false,
         })
         .await;
     newcomer.expect_error("server_full").await;
@@ -719,6 +722,7 @@ async fn registrations_per_address() {
         version: PROTOCOL_VERSION,
         name: Some("R3".into()),
         token: None,
+        guest: false,
     })
     .await;
     let msg = c.expect_error("registering_too_fast").await;

@@ -304,6 +304,7 @@ async fn a_challenge_is_declined_or_accepted() {
             version: PROTOCOL_VERSION,
             name: Some(same.into()),
             token: None,
+            guest: false,
         })
         .await;
         assert!(c.expect_error("name_taken").await.contains("token"));

@@ -47,7 +47,11 @@ async fn shutdown_drains_live_games_then_stores_the_rest_as_aborted() {
     })
     .await;
     sam.expect_error("shutting_down").await;
-    sam.send(&ClientMessage::PlayBot { settings }).await;
+    sam.send(&ClientMessage::PlayBot {
+        settings,
+        level: None,
+    })
+    .await;
     sam.expect_error("shutting_down").await;
     let health = http_get(addr, "/healthz", None).await;
     assert_eq!(health.status, 503);

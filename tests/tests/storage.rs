@@ -262,6 +262,7 @@ async fn games_and_players_survive_a_restart() {
         version: protocol::wire::PROTOCOL_VERSION,
         name: Some("DORA".into()),
         token: None,
+        guest: false,
     })
     .await;
     c.expect_error("name_taken").await;

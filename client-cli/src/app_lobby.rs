@@ -1,0 +1,342 @@
+//! The lobby (`tamsk lobby`, full screen): the open seeks and the live games with their
+//! watchers, refreshed every few seconds; Enter accepts the chosen seek (the game starts
+//! at once) or watches the chosen game. The server does not list who is online, so
+//! neither does the lobby.
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent};
+use protocol::wire::{ClientMessage, GameSummary, SeekInfo};
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style, Stylize};
+use ratatui::text::Line;
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::{App, Find, Mode, Phase};
+use crate::sanitize::clean;
+use crate::ui::short_settings;
+
+/// How often the lobby asks for the seeks and games again.
+pub const LOBBY_POLL: Duration = Duration::from_secs(2);
+
+/// What a line of the lobby offers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entry {
+    Seek(SeekInfo),
+    Game(GameSummary),
+}
+
+impl App {
+    /// The lobby's choices, seeks first (other players' only: one's own cannot be taken).
+    pub fn lobby_entries(&self) -> Vec<Entry> {
+        let mine = self.me.as_ref().map(|m| m.player_id.as_str());
+        let seeks = self
+            .seeks
+            .iter()
+            .filter(|s| Some(s.player.player_id.as_str()) != mine)
+            .cloned()
+            .map(Entry::Seek);
+        let games = self.games.iter().cloned().map(Entry::Game);
+        seeks.chain(games).collect()
+    }
+
+    /// Welcomed in lobby mode: ask for both lists.
+    pub(crate) fn enter_lobby(&mut self, at: Instant) -> Vec<ClientMessage> {
+        self.phase = Phase::Lobby;
+        self.lobby_poll = Some(at);
+        vec![ClientMessage::ListSeeks, ClientMessage::ListGames]
+    }
+
+    /// Back in the lobby after a failed try: the lists at once.
+    pub(crate) fn back_to_lobby(&mut self) -> Vec<ClientMessage> {
+        self.phase = Phase::Lobby;
+        vec![ClientMessage::ListSeeks, ClientMessage::ListGames]
+    }
+
+    /// On a tick in the lobby: the lists again, every [`LOBBY_POLL`].
+    pub(crate) fn lobby_tick(&mut self, at: Instant) -> Vec<ClientMessage> {
+        if self
+            .lobby_poll
+            .is_some_and(|t| at.saturating_duration_since(t) < LOBBY_POLL)
+        {
+            return Vec::new();
+        }
+        self.enter_lobby(at)
+    }
+
+    pub(crate) fn lobby_games(&mut self, mut games: Vec<GameSummary>) {
+        games.retain(|g| g.state == "playing");
+        self.games = games;
+        self.clamp_pick();
+    }
+
+    pub(crate) fn lobby_seeks(&mut self, seeks: Vec<SeekInfo>) {
+        self.seeks = seeks;
+        self.clamp_pick();
+    }
+
+    fn clamp_pick(&mut self) {
+        self.pick = self.pick.min(self.lobby_entries().len().saturating_sub(1));
+    }
+
+    pub(crate) fn lobby_key(&mut self, key: KeyEvent) -> Vec<ClientMessage> {
+        let entries = self.lobby_entries();
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => self.pick = self.pick.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.pick = (self.pick + 1).min(entries.len().saturating_sub(1))
+            }
+            KeyCode::Char('q') | KeyCode::Esc => self.quit = true,
+            KeyCode::Enter => match entries.get(self.pick) {
+                Some(Entry::Seek(s)) => {
+                    // From now on a player of these settings: `new` after the game seeks
+                    // the same ones.
+                    self.mode = Mode::Play {
+                        settings: s.settings.clone(),
+                        find: Find::Seek,
+                    };
+                    self.phase = Phase::Seeking;
+                    self.hint(format!("Taking {}'s seek…", clean(&s.player.name)));
+                    return vec![ClientMessage::AcceptSeek { seek: s.seek }];
+                }
+                Some(Entry::Game(g)) => return self.watch(g.game),
+                None => {}
+            },
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+/// One line of the lobby, at most `width` columns.
+fn entry_line(e: &Entry, width: usize) -> String {
+    let line = match e {
+        Entry::Seek(s) => format!(
+            "seek   {:<16} {}",
+            clean(&s.player.name),
+            short_settings(&s.settings)
+        ),
+        Entry::Game(g) => format!(
+            "#{:<5} {} vs {}  {}  {} moves  {} watching",
+            g.game,
+            clean(&g.red.name),
+            clean(&g.black.name),
+            short_settings(&g.settings),
+            g.move_count,
+            g.watchers
+        ),
+    };
+    line.chars().take(width).collect()
+}
+
+/// The lobby's body: open seeks, then live games; the chosen line highlighted.
+pub fn draw_lobby(frame: &mut Frame, area: Rect, app: &App) {
+    let entries = app.lobby_entries();
+    let width = area.width.saturating_sub(2) as usize;
+    let seeks = entries
+        .iter()
+        .filter(|e| matches!(e, Entry::Seek(_)))
+        .count();
+    let mut lines = vec![Line::styled(
+        "Open seeks: Enter plays at once",
+        Style::new().bold(),
+    )];
+    let push = |i: usize, e: &Entry, lines: &mut Vec<Line>| {
+        let text = entry_line(e, width);
+        lines.push(if i == app.pick {
+            Line::styled(
+                format!("▶ {text}"),
+                Style::new().fg(Color::Black).bg(Color::Yellow),
+            )
+        } else {
+            Line::raw(format!("  {text}"))
+        });
+    };
+    if seeks == 0 {
+        lines.push(Line::raw("  none (tamsk play opens one)").dim());
+    }
+    for (i, e) in entries.iter().enumerate().take(seeks) {
+        push(i, e, &mut lines);
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        "Live games: Enter watches",
+        Style::new().bold(),
+    ));
+    if seeks == entries.len() {
+        lines.push(Line::raw("  none").dim());
+    }
+    for (i, e) in entries.iter().enumerate().skip(seeks) {
+        push(i, e, &mut lines);
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::welcome;
+    use crossterm::event::KeyModifiers;
+    use protocol::settings::{Level, Settings};
+    use protocol::wire::{GameSummary, LobbyMessage, PlayerRef, ServerMessage, PROTOCOL_VERSION};
+    use ratatui::backend::TestBackend;
+    use ratatui::Terminal;
+
+    fn player(id: &str, name: &str) -> PlayerRef {
+        PlayerRef {
+            player_id: id.into(),
+            name: name.into(),
+        }
+    }
+
+    fn game(game: u64, red: &str, black: &str, watchers: u32, state: &str) -> GameSummary {
+        GameSummary {
+            game,
+            level: Level::Three,
+            settings: Settings::level(Level::Three),
+            red: player(&format!("id-{red}"), red),
+            black: player(&format!("id-{black}"), black),
+            move_count: 14,
+            watchers,
+            state: state.into(),
+        }
+    }
+
+    fn seek(seek: u64, who: PlayerRef, level: Level) -> SeekInfo {
+        SeekInfo {
+            seek,
+            player: who,
+            settings: Settings::level(level),
+            since_ms: 0,
+        }
+    }
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    /// Rita in the lobby: Bert's seek and her own, two live games and a finished one.
+    fn lobby(t0: Instant) -> App {
+        let mut app = App::new(Mode::Lobby, "Rita".into(), None, t0);
+        let hello = app.on_connected(t0);
+        // The lobby may take a seek: a player, not a guest.
+        assert!(matches!(
+            &hello[0],
+            ClientMessage::Hello { name: Some(n), guest: false, .. } if n == "Rita"
+        ));
+        let sent = app.on_message(welcome(vec![]), t0);
+        assert!(sent.contains(&ClientMessage::ListSeeks), "{sent:?}");
+        assert!(sent.contains(&ClientMessage::ListGames), "{sent:?}");
+        assert_eq!(app.phase, Phase::Lobby);
+        app.on_lobby(
+            LobbyMessage::Seeks {
+                seeks: vec![
+                    seek(7, player("id-bert", "Bert"), Level::Two),
+                    seek(8, player("p1", "Rita"), Level::One),
+                ],
+            },
+            t0,
+        );
+        app.on_message(
+            ServerMessage::Games {
+                games: vec![
+                    game(3, "Ann", "Bo", 2, "playing"),
+                    game(4, "Cy", "TAMSK bot", 0, "playing"),
+                    game(2, "Di", "Ed", 5, "finished"),
+                ],
+            },
+            t0,
+        );
+        app
+    }
+
+    #[test]
+    fn the_lobby_lists_other_players_seeks_and_live_games() {
+        let t0 = Instant::now();
+        let app = lobby(t0);
+        let entries = app.lobby_entries();
+        let ids: Vec<String> = entries
+            .iter()
+            .map(|e| match e {
+                Entry::Seek(s) => format!("seek {}", s.seek),
+                Entry::Game(g) => format!("game {}", g.game),
+            })
+            .collect();
+        // Not Rita's own seek, not the finished game.
+        assert_eq!(ids, ["seek 7", "game 3", "game 4"]);
+    }
+
+    #[test]
+    fn enter_takes_a_seek_or_watches_a_game() {
+        let t0 = Instant::now();
+        let mut app = lobby(t0);
+        let sent = app.on_key(key(KeyCode::Enter), t0);
+        assert_eq!(sent, [ClientMessage::AcceptSeek { seek: 7 }]);
+        assert_eq!(
+            app.mode,
+            Mode::Play {
+                settings: Settings::level(Level::Two),
+                find: Find::Seek
+            }
+        );
+
+        // Somebody was quicker: back in the lobby, told why, with fresh lists.
+        let sent = app.on_message(ServerMessage::error("unknown_seek", "no open seek 7"), t0);
+        assert_eq!(app.phase, Phase::Lobby);
+        assert_eq!(app.mode, Mode::Lobby);
+        assert!(sent.contains(&ClientMessage::ListSeeks), "{sent:?}");
+        assert!(app
+            .status
+            .as_ref()
+            .is_some_and(|(_, s)| s.contains("no open seek")));
+
+        let mut app = lobby(t0);
+        app.on_key(key(KeyCode::Down), t0);
+        app.on_key(key(KeyCode::Down), t0);
+        app.on_key(key(KeyCode::Down), t0);
+        assert_eq!(app.pick, 2, "the last line is as far as it goes");
+        let sent = app.on_key(key(KeyCode::Enter), t0);
+        assert_eq!(
+            sent,
+            [ClientMessage::Watch {
+                game: 4,
+                after_seq: None
+            }]
+        );
+        assert_eq!(app.phase, Phase::Joining(4));
+    }
+
+    #[test]
+    fn the_lists_are_asked_for_again_every_two_seconds() {
+        let t0 = Instant::now();
+        let mut app = lobby(t0);
+        let lists = |sent: &[ClientMessage]| {
+            sent.iter()
+                .filter(|m| matches!(m, ClientMessage::ListGames | ClientMessage::ListSeeks))
+                .count()
+        };
+        assert_eq!(lists(&app.on_tick(t0 + Duration::from_millis(1_900))), 0);
+        assert_eq!(lists(&app.on_tick(t0 + LOBBY_POLL)), 2);
+        // A game that ended leaves the list; the pick stays on a line that exists.
+        app.pick = 2;
+        app.on_message(
+            ServerMessage::Games {
+                games: vec![game(3, "Ann", "Bo", 3, "playing")],
+            },
+            t0,
+        );
+        assert_eq!(app.pick, 1);
+        assert_eq!(PROTOCOL_VERSION, 1);
+    }
+
+    #[test]
+    fn the_lobby_at_80x24() {
+        let t0 = Instant::now();
+        let mut app = lobby(t0);
+        app.on_key(key(KeyCode::Down), t0);
+        let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        terminal.draw(|f| crate::ui::ui(f, &app, t0)).unwrap();
+        insta::assert_snapshot!("lobby", terminal.backend());
+    }
+}
