@@ -6,7 +6,7 @@
 //! Deterministic bots would play the same two games a hundred times: each game opens with
 //! two random moves per side (seeded by the game's number), then the bots take over.
 
-use protocol::bot::{plan, BotConfig, BotLevel, Plan};
+use protocol::bot::{step, BotConfig, BotLevel};
 use protocol::game::{Action, Game, Player, Status};
 use protocol::settings::{Level, Settings};
 use rand::rngs::SmallRng;
@@ -29,28 +29,11 @@ fn play(red: &BotConfig, black: &BotConfig, seed: u64) -> Option<Player> {
         let a = *moves.choose(&mut rng).expect("a move in the opening");
         g.apply(p, a, now).expect("legal");
     }
-    let config = |p: Player| if p == Player::Red { red } else { black };
     let mut steps = 0;
     while g.is_playing() {
         steps += 1;
         assert!(steps < 200_000, "the game should end");
-        let plans = Player::BOTH.map(|p| (p, plan(&g, p, now, config(p))));
-        if let Some((p, Plan::Act(a))) = plans.iter().find(|(_, pl)| matches!(pl, Plan::Act(_))) {
-            g.advance(now);
-            g.apply(*p, *a, now).expect("the bot's action is legal");
-            continue;
-        }
-        let next = plans
-            .iter()
-            .filter_map(|(_, pl)| match pl {
-                Plan::Wait(t) => Some(*t),
-                _ => None,
-            })
-            .chain(g.next_deadline())
-            .min()
-            .expect("something is due in a live game");
-        now = next.max(now);
-        g.advance(now);
+        now = step(&mut g, now, [red, black]).expect("the bot's action is legal");
     }
     match g.status() {
         Status::Finished { outcome } => outcome.winner,

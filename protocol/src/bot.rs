@@ -11,7 +11,7 @@
 //! before any deadline (15-second timer, turn limit, first-move abort, game clock).
 
 use crate::board::Square;
-use crate::game::{Action, Game, Player};
+use crate::game::{Action, ActionError, Game, Player};
 
 /// How strong the bot plays (on the wire: `"easy"`, `"normal"`, `"hard"`).
 #[derive(
@@ -333,6 +333,35 @@ fn life(g: &Game, p: Player, now: u64) -> i64 {
     score
 }
 
+/// One step of a game between two bots (`configs`: Red's, Black's): the first that wants
+/// to act acts at `now`; otherwise the game is brought up to the next instant one of them
+/// waits for, or the engine's next deadline. Returns the new instant, or the action the
+/// engine refused. For bot matches and tests.
+pub fn step(
+    game: &mut Game,
+    now: u64,
+    configs: [&BotConfig; 2],
+) -> Result<u64, (Player, Action, ActionError)> {
+    let plans = Player::BOTH.map(|p| (p, plan(game, p, now, configs[p.index()])));
+    if let Some(&(p, Plan::Act(a))) = plans.iter().find(|(_, pl)| matches!(pl, Plan::Act(_))) {
+        game.advance(now);
+        game.apply(p, a, now).map_err(|e| (p, a, e))?;
+        return Ok(now);
+    }
+    let next = plans
+        .iter()
+        .filter_map(|(_, pl)| match pl {
+            Plan::Wait(t) => Some(*t),
+            _ => None,
+        })
+        .chain(game.next_deadline())
+        .min()
+        .unwrap_or(now)
+        .max(now);
+    game.advance(next);
+    Ok(next)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,27 +392,9 @@ mod tests {
             while g.is_playing() {
                 steps += 1;
                 assert!(steps < 20_000, "level {level:?}: the game should end");
-                let plans = Player::BOTH.map(|p| (p, plan(&g, p, now, &config)));
-                if let Some((p, Plan::Act(a))) =
-                    plans.iter().find(|(_, pl)| matches!(pl, Plan::Act(_)))
-                {
-                    g.advance(now);
-                    g.apply(*p, *a, now)
-                        .unwrap_or_else(|e| panic!("level {level:?}: {p:?} {a:?} refused: {e}"));
-                    continue;
-                }
-                let next = plans
-                    .iter()
-                    .filter_map(|(_, pl)| match pl {
-                        Plan::Wait(t) => Some(*t),
-                        _ => None,
-                    })
-                    .chain(g.next_deadline())
-                    .min()
-                    .expect("something is always due in a live game");
-                assert!(next > now || g.next_deadline() == Some(now));
-                now = next.max(now);
-                g.advance(now);
+                now = step(&mut g, now, [&config, &config]).unwrap_or_else(|(p, a, e)| {
+                    panic!("level {level:?}: {p:?} {a:?} refused: {e}")
+                });
             }
             let Status::Finished { outcome } = g.status() else {
                 panic!("level {level:?}: finished, not {:?}", g.status());
@@ -405,25 +416,7 @@ mod tests {
         let mut g = Game::new(settings);
         let mut now = 0;
         while g.is_playing() {
-            let config = |p: Player| if p == Player::Red { red } else { black };
-            let plans = Player::BOTH.map(|p| (p, plan(&g, p, now, config(p))));
-            if let Some((p, Plan::Act(a))) = plans.iter().find(|(_, pl)| matches!(pl, Plan::Act(_)))
-            {
-                g.advance(now);
-                g.apply(*p, *a, now).expect("legal");
-                continue;
-            }
-            let next = plans
-                .iter()
-                .filter_map(|(_, pl)| match pl {
-                    Plan::Wait(t) => Some(*t),
-                    _ => None,
-                })
-                .chain(g.next_deadline())
-                .min()
-                .expect("something is due");
-            now = next.max(now);
-            g.advance(now);
+            now = step(&mut g, now, [red, black]).expect("legal");
         }
         g
     }
