@@ -781,14 +781,7 @@ impl Conn {
         }
         // The reserve is kept for players coming back to a live game.
         if self.reserve {
-            self.error(
-                "server_full",
-                "the server is at its connection limit: only players coming back to a live game are let in; try again later",
-                None,
-            );
-            self.peer
-                .kill
-                .kill(CLOSE_TRY_LATER, "server full: try again later");
+            self.refuse_full();
             return;
         }
         tracing::info!(conn = self.peer.conn, "hello (guest)");
@@ -887,14 +880,7 @@ impl Conn {
             }
         };
         if self.reserve && self.hub.games_of(&player.id).is_empty() {
-            self.error(
-                "server_full",
-                "the server is at its connection limit: only players coming back to a live game are let in; try again later",
-                None,
-            );
-            self.peer
-                .kill
-                .kill(CLOSE_TRY_LATER, "server full: try again later");
+            self.refuse_full();
             return;
         }
         tracing::info!(conn = self.peer.conn, player = %player.id, "hello");
@@ -913,6 +899,18 @@ impl Conn {
     /// This connection as a seeker for a new game, unless the server takes no new games.
     /// `answers`: the new game's snapshot (or `challenge_sent`) answers the message being
     /// handled (and echoes its id); a waiting seek's later snapshot does not.
+    /// At the connection limit the reserve is for players coming back to a live game.
+    fn refuse_full(&self) {
+        self.error(
+            "server_full",
+            "the server is at its connection limit: only players coming back to a live game are let in; try again later",
+            None,
+        );
+        self.peer
+            .kill
+            .kill(CLOSE_TRY_LATER, "server full: try again later");
+    }
+
     fn new_game_seeker(&self, me: Option<Arc<PlayerRec>>, answers: bool) -> Option<Seeker> {
         if self.hub.closed_for_new_games() {
             self.error("shutting_down", "the server is shutting down", None);
