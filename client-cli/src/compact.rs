@@ -16,9 +16,9 @@ use protocol::game::Game;
 use protocol::render;
 use protocol::Square;
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 
-use crate::ui::{board_styles, Mark};
+use crate::ui::{board_styles, styled_line, Mark};
 
 /// Text lines of the compact board, column letters included.
 pub const LINES: usize = 16;
@@ -89,20 +89,5 @@ pub fn board(game: &Game, now: u64, marks: &[(Square, Mark)]) -> Vec<Line<'stati
             put(l + 1, x, &label, style);
         }
     }
-    grid.into_iter()
-        .map(|cells| {
-            let mut spans: Vec<Span<'static>> = Vec::new();
-            let mut run = String::new();
-            let mut style = cells[0].1;
-            for (c, s) in cells {
-                if s != style && !run.is_empty() {
-                    spans.push(Span::styled(std::mem::take(&mut run), style));
-                }
-                style = s;
-                run.push(c);
-            }
-            spans.push(Span::styled(run, style));
-            Line::from(spans)
-        })
-        .collect()
+    grid.into_iter().map(styled_line).collect()
 }

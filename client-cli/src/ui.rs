@@ -193,21 +193,24 @@ pub fn board(game: &Game, now: u64, marks: &[(Square, Mark)]) -> Vec<Line<'stati
     chars
         .into_iter()
         .zip(styles)
-        .map(|(cs, ss)| {
-            let mut spans: Vec<Span<'static>> = Vec::new();
-            let mut run = String::new();
-            let mut style = ss[0];
-            for (c, s) in cs.into_iter().zip(ss) {
-                if s != style && !run.is_empty() {
-                    spans.push(Span::styled(std::mem::take(&mut run), style));
-                }
-                style = s;
-                run.push(c);
-            }
-            spans.push(Span::styled(run, style));
-            Line::from(spans)
-        })
+        .map(|(cs, ss)| styled_line(cs.into_iter().zip(ss)))
         .collect()
+}
+
+/// A line of characters each with its style, as spans of equal style.
+pub(crate) fn styled_line(cells: impl IntoIterator<Item = (char, Style)>) -> Line<'static> {
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut run = String::new();
+    let mut style = Style::default();
+    for (c, s) in cells {
+        if s != style && !run.is_empty() {
+            spans.push(Span::styled(std::mem::take(&mut run), style));
+        }
+        style = s;
+        run.push(c);
+    }
+    spans.push(Span::styled(run, style));
+    Line::from(spans)
 }
 
 // The panel beside the board: seats, hourglasses, the 15-second timer, countdowns.
