@@ -1144,7 +1144,11 @@ impl Game {
         events: &mut Vec<Event>,
     ) {
         let now = self.now_ms;
-        let pending = self.compensating(player, now);
+        let pending = if compensating.is_empty() {
+            Vec::new()
+        } else {
+            self.compensating(player, now)
+        };
         let needed = compensating
             .iter()
             .filter(|d| !pending.contains(d))

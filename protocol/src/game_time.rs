@@ -17,96 +17,106 @@ impl Game {
     /// compensation, as [`Game::next_deadline`] does), what it is, and the player it
     /// judges.
     pub fn deadlines(&self) -> Vec<(u64, Due, Option<Player>)> {
-        self.dues()
-            .into_iter()
-            .map(|(nominal, due, judged)| {
-                let t = judged.map_or(nominal, |p| nominal + self.credit[p.index()].available());
-                (t.max(self.now_ms), due, judged)
-            })
-            .collect()
+        let mut out = Vec::new();
+        self.each_due(|nominal, due, judged| out.push((self.due_at(nominal, judged), due, judged)));
+        out
     }
 
+    /// On every call into the engine: no allocation.
     pub(super) fn next_due(&self) -> Option<(u64, Due)> {
-        self.deadlines()
-            .into_iter()
-            .map(|(t, due, _)| (t, due))
-            .min()
+        let mut best: Option<(u64, Due)> = None;
+        self.each_due(|nominal, due, judged| {
+            let next = (self.due_at(nominal, judged), due);
+            if best.is_none_or(|b| next < b) {
+                best = Some(next);
+            }
+        });
+        best
+    }
+
+    /// When a deadline happens: one that judges a player waits out his compensation.
+    fn due_at(&self, nominal: u64, judged: Option<Player>) -> u64 {
+        let t = judged.map_or(nominal, |p| nominal + self.credit[p.index()].available());
+        t.max(self.now_ms)
     }
 
     /// Everything pending that will happen by itself: its nominal instant, what it is, and
     /// the player it judges (whose compensation delays it), if any.
-    pub(super) fn dues(&self) -> Vec<(u64, Due, Option<Player>)> {
-        let mut dues = Vec::new();
+    pub(super) fn each_due(&self, mut due: impl FnMut(u64, Due, Option<Player>)) {
         if !self.is_playing() {
-            return dues;
+            return;
         }
         let s = &self.settings;
         for g in &self.glasses {
             if let Some(t) = g.death_at() {
-                dues.push((t, Due::Death(g.glass), None));
+                due(t, Due::Death(g.glass), None);
             }
         }
         if let Some((player, turn_no)) = self.neutral.target {
             if player == self.turn && turn_no == self.turn_no && !self.ending {
-                dues.push((
+                due(
                     self.neutral.sand.empties_at(),
                     Due::NeutralExpiry,
                     Some(player),
-                ));
+                );
             }
         }
         if let Some((until, not_on_turn)) = self.late_bound() {
             let hold = if not_on_turn { self.late } else { self.held };
-            dues.push((until, Due::LateRelease, hold.map(|h| h.player)));
+            due(until, Due::LateRelease, hold.map(|h| h.player));
         }
         for w in self.windows.iter().flatten() {
             if s.level.timed() && (w.drop_open || w.penalty_open) {
                 // The compensation is the one fixed when the window opened.
-                dues.push((
+                due(
                     w.opened_ms + s.drop_grace_ms + w.comp_ms,
                     Due::DropGrace(w.mover),
                     None,
-                ));
+                );
             }
             if self.ending {
-                dues.push((
+                due(
                     self.claim_opens_at(w) + s.drop_grace_ms,
                     Due::WindowClose(w.mover),
                     None,
-                ));
+                );
             }
         }
         if !self.ending {
             for p in Player::BOTH {
                 if let (0, Some(t0)) = (self.moves_made[p.index()], self.first_turn_ms[p.index()]) {
-                    dues.push((t0 + s.abort_ms, Due::Abort(p), Some(p)));
+                    due(t0 + s.abort_ms, Due::Abort(p), Some(p));
                 }
             }
             // Time with a glass in hand counts: holding one cannot stop the limit.
-            dues.push((
+            due(
                 self.turn_started_ms + self.turn_limit(),
                 Due::TurnLimit,
                 Some(self.turn),
-            ));
+            );
             if s.game_clock.is_some() {
-                dues.push((
+                due(
                     self.turn_started_ms + self.clock_ms[self.turn.index()],
                     Due::Clock,
                     Some(self.turn),
-                ));
+                );
             }
         }
-        dues
     }
 
     /// The deadlines judging `player` that have nominally passed by `now`: pending only
     /// thanks to his compensation.
     pub(super) fn compensating(&self, player: Player, now: u64) -> Vec<(u64, Due)> {
-        self.dues()
-            .into_iter()
-            .filter(|&(t, _, judged)| judged == Some(player) && t <= now)
-            .map(|(t, due, _)| (t, due))
-            .collect()
+        let mut out = Vec::new();
+        // Without compensation nothing can be pending past its nominal instant.
+        if self.credit[player.index()].available() > 0 {
+            self.each_due(|t, due, judged| {
+                if judged == Some(player) && t <= now {
+                    out.push((t, due));
+                }
+            });
+        }
+        out
     }
 
     /// `player`'s lag compensation.
