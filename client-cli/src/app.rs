@@ -22,6 +22,7 @@ use protocol::Square;
 use serde_json::{json, Value};
 
 use crate::clock::GameClock;
+use crate::gameref::{short_id, GameRef};
 use crate::sanitize::clean;
 use crate::words;
 
@@ -52,8 +53,9 @@ pub enum Find {
 pub enum Mode {
     /// Find a game with these settings as `find` says (or take one's seat again).
     Play { settings: Settings, find: Find },
-    /// Follow a game; without an id, list the live games to pick from.
-    Watch { game: Option<GameId> },
+    /// Follow a game; without one, list the live games to pick from. A short id is
+    /// looked up in the list first.
+    Watch { game: Option<GameRef> },
     /// List live games (optionally of one player) and stop.
     Games { player: Option<String> },
     /// The lobby: open seeks and live games, to take a seek or watch a game.
@@ -692,7 +694,7 @@ impl App {
             ServerMessage::Games { games } if self.rematch_poll.is_some() => {
                 send.extend(self.follow_rematch(&games))
             }
-            ServerMessage::Games { games } => self.on_games(games),
+            ServerMessage::Games { games } => send.extend(self.on_games(games)),
             ServerMessage::Snapshot(snap) => self.on_snapshot(*snap, at, &mut send),
             ServerMessage::Resumed {
                 game, after_seq, ..
@@ -799,7 +801,7 @@ impl App {
                     Some(id) => {
                         self.info(
                             "resuming",
-                            format!("Taking your seat in game {id} again"),
+                            format!("Taking your seat in game {} again", short_id(id)),
                             json!({ "game": id }),
                         );
                         send.push(ClientMessage::Join {
@@ -811,7 +813,9 @@ impl App {
                     None => send.extend(self.find_game()),
                 }
             }
-            Mode::Watch { game: Some(id) } => {
+            Mode::Watch {
+                game: Some(GameRef::Full(id)),
+            } => {
                 send.push(ClientMessage::Watch {
                     game: id,
                     after_seq: None,
@@ -819,7 +823,10 @@ impl App {
                 self.phase = Phase::Joining(id);
             }
             Mode::Lobby => send.extend(self.enter_lobby(at)),
-            Mode::Watch { game: None } | Mode::Games { .. } => {
+            Mode::Watch {
+                game: None | Some(GameRef::Short(_)),
+            }
+            | Mode::Games { .. } => {
                 send.push(ClientMessage::ListGames);
                 self.phase = Phase::Listing;
             }
@@ -845,7 +852,11 @@ impl App {
         self.phase = Phase::Joining(id);
         self.info(
             "rematch",
-            format!("The players of game {old} play again: watching game {id}"),
+            format!(
+                "The players of game {} play again: watching game {}",
+                short_id(old),
+                short_id(id)
+            ),
             json!({ "game": id, "after": old }),
         );
         vec![ClientMessage::Watch {
@@ -854,7 +865,7 @@ impl App {
         }]
     }
 
-    fn on_games(&mut self, mut games: Vec<GameSummary>) {
+    fn on_games(&mut self, mut games: Vec<GameSummary>) -> Vec<ClientMessage> {
         if let Mode::Games {
             player: Some(name), ..
         } = &self.mode
@@ -880,7 +891,19 @@ impl App {
             self.info("games", text, json!({ "games": [] }));
             self.quit = true;
             self.phase = Phase::Done;
-            return;
+            return Vec::new();
+        }
+        if let Mode::Watch {
+            game: Some(short @ GameRef::Short(_)),
+        } = &self.mode
+        {
+            return match short.resolve(&self.games) {
+                Ok(id) => self.watch(id),
+                Err(text) => {
+                    self.fatal(text);
+                    Vec::new()
+                }
+            };
         }
         for g in self.games.clone() {
             let line = game_line(&g);
@@ -890,13 +913,14 @@ impl App {
             self.phase = Phase::Picking;
             self.info(
                 "pick",
-                "Which game? Type its number (or pick it with the arrow keys and Enter)".into(),
+                "Which game? Type its short id (or pick it with the arrow keys and Enter)".into(),
                 json!({}),
             );
         } else {
             self.quit = true;
             self.phase = Phase::Done;
         }
+        Vec::new()
     }
 
     fn on_snapshot(&mut self, snap: Snapshot, at: Instant, send: &mut Vec<ClientMessage>) {
@@ -921,7 +945,7 @@ impl App {
                     None,
                     format!(
                         "The server's snapshot of game {} does not replay: {e}",
-                        snap.game
+                        short_id(snap.game)
                     ),
                 );
                 return;
@@ -948,7 +972,7 @@ impl App {
                 "previous",
                 format!(
                     "Your game {} is over ({result}): looking for a new one",
-                    view.id
+                    short_id(view.id)
                 ),
                 json!({ "game": view.id }),
             );
@@ -966,13 +990,15 @@ impl App {
         let (id, seat) = (g.id, g.seat);
         let text = match seat {
             Some(p) => format!(
-                "Game {id}: you play {} against {} ({})",
+                "Game {}: you play {} against {} ({})",
+                short_id(id),
                 g.who(p),
                 g.who(p.other()),
                 describe_settings(g.replica.settings())
             ),
             None => format!(
-                "Watching game {id}: {} against {} ({})",
+                "Watching game {}: {} against {} ({})",
+                short_id(id),
                 g.who(Player::Red),
                 g.who(Player::Black),
                 describe_settings(g.replica.settings())
@@ -987,7 +1013,7 @@ impl App {
             "seq": g.seq,
         });
         if again {
-            self.info("resynced", format!("Game {id} reloaded"), data);
+            self.info("resynced", format!("Game {} reloaded", short_id(id)), data);
         } else {
             self.info("start", text, data);
         }
@@ -1240,7 +1266,7 @@ impl App {
                 let id = *id;
                 self.info(
                     "previous",
-                    format!("Game {id} is no longer on the server (it ended, or the server restarted without it): looking for a new one"),
+                    format!("Game {} is no longer on the server (it ended, or the server restarted without it): looking for a new one", short_id(id)),
                     json!({ "game": id }),
                 );
                 send.extend(self.find_game());
@@ -1254,7 +1280,11 @@ impl App {
             (Phase::Joining(_), "unknown_game") => {
                 // The game we were following is gone: it ended and was cleared while we
                 // were away, or the server restarted without it.
-                let id = self.game.as_ref().map_or(0, |g| g.id);
+                let id = self
+                    .game
+                    .as_ref()
+                    .map(|g| short_id(g.id))
+                    .unwrap_or_default();
                 self.fatal(format!(
                     "Game {id} is no longer on the server: it ended and was cleared while we were away, or the server restarted without keeping it ({message})"
                 ));
@@ -1285,7 +1315,7 @@ impl App {
             _ => {}
         }
         let text = match game {
-            Some(id) => format!("Refused in game {id}: {message}"),
+            Some(id) => format!("Refused in game {}: {message}", short_id(id)),
             None => format!("Refused: {message}"),
         };
         // People read the message; the code is for programs (it is in the JSON line).
@@ -1330,7 +1360,7 @@ fn replay(
     Ok((game, events))
 }
 
-/// A live game in one line: "#3  Alice (Red) vs Bob (Black)  Level 3  12 moves  2 watching".
+/// A live game in one line: "#3f9a0c1d  Alice (Red) vs Bob (Black)  Level 3  12 moves  2 watching".
 pub fn game_line(g: &GameSummary) -> String {
     let state = if g.state == "playing" {
         String::new()
@@ -1338,8 +1368,8 @@ pub fn game_line(g: &GameSummary) -> String {
         format!("  [{}]", clean(&g.state))
     };
     format!(
-        "#{}  {} (Red) vs {} (Black)  {}  {} moves  {} watching{state}",
-        g.game,
+        "{}  {} (Red) vs {} (Black)  {}  {} moves  {} watching{state}",
+        short_id(g.game),
         clean(&g.red.name),
         clean(&g.black.name),
         describe_settings(&g.settings),

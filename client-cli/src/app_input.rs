@@ -27,13 +27,10 @@ impl App {
             _ => {}
         }
         if self.phase == Phase::Picking {
-            return match line.trim_start_matches('#').parse::<GameId>() {
+            return match GameRef::parse(line).and_then(|r| r.resolve(&self.games)) {
                 Ok(id) => self.watch(id),
-                Err(_) => {
-                    self.refuse(format!(
-                        "'{}' is not a game number: type one of the numbers listed",
-                        clean(line)
-                    ));
+                Err(text) => {
+                    self.refuse(text);
                     Vec::new()
                 }
             };
@@ -116,7 +113,9 @@ impl App {
 
     pub(super) fn watch(&mut self, id: GameId) -> Vec<ClientMessage> {
         self.phase = Phase::Joining(id);
-        self.mode = Mode::Watch { game: Some(id) };
+        self.mode = Mode::Watch {
+            game: Some(GameRef::Full(id)),
+        };
         vec![ClientMessage::Watch {
             game: id,
             after_seq: None,

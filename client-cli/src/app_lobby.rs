@@ -118,8 +118,8 @@ fn entry_line(e: &Entry, width: usize) -> String {
             short_settings(&s.settings)
         ),
         Entry::Game(g) => format!(
-            "#{:<5} {} vs {}  {}  {} moves  {} watching",
-            g.game,
+            "{} {} vs {}  {}  {} moves  {} watching",
+            crate::gameref::short_id(g.game),
             clean(&g.red.name),
             clean(&g.black.name),
             short_settings(&g.settings),
@@ -176,9 +176,11 @@ pub fn draw_lobby(frame: &mut Frame, area: Rect, app: &App) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::gid;
     use crate::testing::welcome;
     use crossterm::event::KeyModifiers;
     use protocol::settings::{Level, Settings};
+    use protocol::wire::GameId;
     use protocol::wire::{GameSummary, LobbyMessage, PlayerRef, ServerMessage, PROTOCOL_VERSION};
     use ratatui::backend::TestBackend;
     use ratatui::Terminal;
@@ -190,7 +192,7 @@ mod tests {
         }
     }
 
-    fn game(game: u64, red: &str, black: &str, watchers: u32, state: &str) -> GameSummary {
+    fn game(game: GameId, red: &str, black: &str, watchers: u32, state: &str) -> GameSummary {
         GameSummary {
             game,
             level: Level::Three,
@@ -241,9 +243,9 @@ mod tests {
         app.on_message(
             ServerMessage::Games {
                 games: vec![
-                    game(3, "Ann", "Bo", 2, "playing"),
-                    game(4, "Cy", "TAMSK bot", 0, "playing"),
-                    game(2, "Di", "Ed", 5, "finished"),
+                    game(gid(3), "Ann", "Bo", 2, "playing"),
+                    game(gid(4), "Cy", "TAMSK bot", 0, "playing"),
+                    game(gid(2), "Di", "Ed", 5, "finished"),
                 ],
             },
             t0,
@@ -260,11 +262,11 @@ mod tests {
             .iter()
             .map(|e| match e {
                 Entry::Seek(s) => format!("seek {}", s.seek),
-                Entry::Game(g) => format!("game {}", g.game),
+                Entry::Game(g) => format!("game {}", crate::gameref::short_id(g.game)),
             })
             .collect();
         // Not Rita's own seek, not the finished game.
-        assert_eq!(ids, ["seek 7", "game 3", "game 4"]);
+        assert_eq!(ids, ["seek 7", "game #00000003", "game #00000004"]);
     }
 
     #[test]
@@ -300,11 +302,11 @@ mod tests {
         assert_eq!(
             sent,
             [ClientMessage::Watch {
-                game: 4,
+                game: gid(4),
                 after_seq: None
             }]
         );
-        assert_eq!(app.phase, Phase::Joining(4));
+        assert_eq!(app.phase, Phase::Joining(gid(4)));
     }
 
     #[test]
@@ -322,7 +324,7 @@ mod tests {
         app.pick = 2;
         app.on_message(
             ServerMessage::Games {
-                games: vec![game(3, "Ann", "Bo", 3, "playing")],
+                games: vec![game(gid(3), "Ann", "Bo", 3, "playing")],
             },
             t0,
         );

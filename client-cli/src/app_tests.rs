@@ -41,17 +41,17 @@ fn a_new_player_says_hello_with_his_name_then_seeks() {
 fn a_returning_player_presents_his_token_and_takes_his_seat_again() {
     let t0 = Instant::now();
     let mut app = seeking(Settings::level(Level::One), Some("secret"), t0);
-    app.resume = Some(4);
+    app.resume = Some(gid(4));
     let hello = app.on_connected(t0);
     assert!(
         matches!(&hello[0], ClientMessage::Hello { token: Some(t), name: None, .. } if t == "secret")
     );
-    let sent = app.on_message(welcome(vec![2, 4]), t0);
+    let sent = app.on_message(welcome(vec![gid(2), gid(4)]), t0);
     assert!(sent.contains(&ClientMessage::Join {
-        game: 4,
+        game: gid(4),
         after_seq: None
     }));
-    assert_eq!(app.phase, Phase::Joining(4));
+    assert_eq!(app.phase, Phase::Joining(gid(4)));
 }
 
 #[test]
@@ -100,9 +100,11 @@ fn games_and_watch_without_a_token_come_as_guests() {
     for (mode, next) in [
         (Mode::Games { player: None }, ClientMessage::ListGames),
         (
-            Mode::Watch { game: Some(7) },
+            Mode::Watch {
+                game: Some(GameRef::Full(gid(7))),
+            },
             ClientMessage::Watch {
-                game: 7,
+                game: gid(7),
                 after_seq: None,
             },
         ),
@@ -175,7 +177,7 @@ fn the_snapshot_makes_a_replica_and_says_what_the_player_may_do() {
     assert_eq!(g.seat, Some(Player::Red));
     assert_eq!(g.seats[1].name, "Bert");
     assert!(g.legal.contains(&mv("d1", "d2", true)));
-    assert_eq!(app.seat_game(), Some(1));
+    assert_eq!(app.seat_game(), Some(gid(1)));
     assert_eq!(
         app.cursor,
         sq("d1"),
@@ -185,7 +187,7 @@ fn the_snapshot_makes_a_replica_and_says_what_the_player_may_do() {
     assert_eq!(kinds(&out), ["start", "turn", "may"]);
     assert_eq!(
         out[0].text,
-        "Game 1: you play Red (Rita) against Black (Bert) (Level 1, clock 600 s)"
+        "Game #00000001: you play Red (Rita) against Black (Bert) (Level 1, clock 600 s)"
     );
     assert!(
         out[2].text.starts_with("You may: move X d1→"),
@@ -236,7 +238,7 @@ fn a_gap_in_the_events_asks_for_a_fresh_snapshot() {
     assert_eq!(
         sent,
         [ClientMessage::Join {
-            game: 1,
+            game: gid(1),
             after_seq: None
         }]
     );
@@ -263,7 +265,7 @@ fn a_replica_that_differs_from_the_server_is_reloaded() {
     assert_eq!(
         sent,
         [ClientMessage::Join {
-            game: 1,
+            game: gid(1),
             after_seq: None
         }]
     );
@@ -274,7 +276,12 @@ fn typed_moves_become_actions_and_bad_ones_are_explained_in_place() {
     let t0 = Instant::now();
     let fake = Fake::new(Settings::level(Level::One));
     let mut app = seated(&fake, Player::Red, t0);
-    let act = |action| vec![ClientMessage::Act { game: 1, action }];
+    let act = |action| {
+        vec![ClientMessage::Act {
+            game: gid(1),
+            action,
+        }]
+    };
     assert_eq!(app.on_line("d1-d2", t0), act(mv("d1", "d2", true)));
     assert_eq!(app.on_line("  D1-D2.  ", t0), act(mv("d1", "d2", false)));
     assert_eq!(app.on_line("claim", t0), act(Action::Claim));
@@ -291,7 +298,7 @@ fn typed_moves_become_actions_and_bad_ones_are_explained_in_place() {
     );
     assert_eq!(
         app.on_line("win", t0),
-        [ClientMessage::ClaimAbandonment { game: 1 }]
+        [ClientMessage::ClaimAbandonment { game: gid(1) }]
     );
     app.take_output();
     assert!(app.on_line("d1-z9", t0).is_empty());
@@ -315,7 +322,7 @@ fn drop_on_our_own_destination_is_the_regular_drop() {
     assert_eq!(
         app.on_line("drop d2", t0),
         [ClientMessage::Act {
-            game: 1,
+            game: gid(1),
             action: Action::Drop
         }]
     );
@@ -331,7 +338,7 @@ fn keys_pick_up_an_hourglass_then_put_it_down_with_or_without_a_drop() {
     assert_eq!(
         sent,
         [ClientMessage::Act {
-            game: 1,
+            game: gid(1),
             action: Action::Start { from: sq("g4") }
         }]
     );
@@ -350,11 +357,11 @@ fn keys_pick_up_an_hourglass_then_put_it_down_with_or_without_a_drop() {
         sent,
         [
             ClientMessage::Act {
-                game: 1,
+                game: gid(1),
                 action: Action::Release { to: sq("g3") }
             },
             ClientMessage::Act {
-                game: 1,
+                game: gid(1),
                 action: Action::Drop
             }
         ]
@@ -364,7 +371,7 @@ fn keys_pick_up_an_hourglass_then_put_it_down_with_or_without_a_drop() {
     assert_eq!(
         sent,
         [ClientMessage::Act {
-            game: 1,
+            game: gid(1),
             action: Action::Release { to: sq("g3") }
         }]
     );
@@ -384,7 +391,12 @@ fn single_keys_for_claim_flip_drop_and_a_confirmed_resign() {
     let t0 = Instant::now();
     let fake = Fake::new(Settings::blitz(Level::Three));
     let mut app = seated(&fake, Player::Black, t0);
-    let act = |action| vec![ClientMessage::Act { game: 1, action }];
+    let act = |action| {
+        vec![ClientMessage::Act {
+            game: gid(1),
+            action,
+        }]
+    };
     assert_eq!(app.on_key(ch('f'), t0), act(Action::Flip));
     assert_eq!(app.on_key(ch('c'), t0), act(Action::Claim));
     assert_eq!(app.on_key(ch('d'), t0), act(Action::Drop));
@@ -424,7 +436,7 @@ fn the_colon_opens_a_command_line() {
     assert_eq!(
         sent,
         [ClientMessage::Act {
-            game: 1,
+            game: gid(1),
             action: mv("d1", "e2", true)
         }]
     );
@@ -501,7 +513,7 @@ fn server_errors_appear_in_place_in_words_and_sanitised() {
         ServerMessage::Error {
             code: "not_your_turn".into(),
             message: "it is not Black's turn\u{1b}[2J".into(),
-            game: Some(1),
+            game: Some(gid(1)),
             id: None,
             server_ms: None,
             at_ms: None,
@@ -529,7 +541,7 @@ fn presence_and_grace_are_shown_and_the_win_can_be_claimed() {
     let presence = |fake: &mut Fake, change| {
         fake.seq += 1;
         ServerMessage::Event(Box::new(GameEvent {
-            game: 1,
+            game: gid(1),
             seq: fake.seq,
             now_ms: 1_000,
             change,
@@ -565,7 +577,7 @@ fn presence_and_grace_are_shown_and_the_win_can_be_claimed() {
         .ends_with("you may claim the win (W, or type 'win')"));
     assert_eq!(
         app.on_key(ch('W'), t0),
-        [ClientMessage::ClaimAbandonment { game: 1 }]
+        [ClientMessage::ClaimAbandonment { game: gid(1) }]
     );
 }
 
@@ -609,13 +621,13 @@ fn a_resumed_game_that_ended_meanwhile_leads_to_a_new_seek() {
     let mut fake = Fake::new(Settings::level(Level::One));
     fake.act(Player::Red, Action::Resign, 500);
     let mut app = seeking(fake.game.settings().clone(), Some("secret"), t0);
-    app.resume = Some(1);
+    app.resume = Some(gid(1));
     app.on_connected(t0);
-    app.on_message(welcome(vec![1]), t0);
+    app.on_message(welcome(vec![gid(1)]), t0);
     let sent = app.on_message(fake.snapshot(Some(Player::Black), 600), t0);
     assert!(matches!(
         sent[..],
-        [ClientMessage::Leave { game: 1 }, ClientMessage::Seek { .. }]
+        [ClientMessage::Leave { game }, ClientMessage::Seek { .. }] if game == gid(1)
     ));
     assert_eq!(app.phase, Phase::Seeking);
 }
@@ -631,14 +643,14 @@ fn after_a_lost_connection_the_game_is_resumed_after_the_last_event() {
     assert!(!app.connected);
     let hello = app.on_connected(t0);
     assert!(matches!(&hello[0], ClientMessage::Hello { token: Some(t), .. } if t == "secret"));
-    let sent = app.on_message(welcome(vec![1]), t0);
+    let sent = app.on_message(welcome(vec![gid(1)]), t0);
     assert!(sent.contains(&ClientMessage::Join {
-        game: 1,
+        game: gid(1),
         after_seq: Some(1)
     }));
     let sent = app.on_message(
         ServerMessage::Resumed {
-            game: 1,
+            game: gid(1),
             after_seq: 1,
             seat: Some(Player::Black),
         },
@@ -675,9 +687,9 @@ fn watching_without_a_game_lists_the_live_ones_to_pick_from() {
     app.on_message(
         ServerMessage::Games {
             games: vec![
-                summary(3, "playing"),
-                summary(4, "finished"),
-                summary(5, "playing"),
+                summary(gid(3), "playing"),
+                summary(gid(4), "finished"),
+                summary(gid(5), "playing"),
             ],
         },
         t0,
@@ -687,7 +699,7 @@ fn watching_without_a_game_lists_the_live_ones_to_pick_from() {
     let out = app.take_output();
     assert_eq!(
         out[0].text,
-        "#3  Ann? (Red) vs Bo (Black)  Level 3, hourglasses 180 s, 15-second timer 15 s  12 moves  2 watching"
+        "#00000003  Ann? (Red) vs Bo (Black)  Level 3, hourglasses 180 s, 15-second timer 15 s  12 moves  2 watching"
     );
     // Down, Enter: game 5.
     app.on_key(key(KeyCode::Down), t0);
@@ -695,16 +707,16 @@ fn watching_without_a_game_lists_the_live_ones_to_pick_from() {
     assert_eq!(
         sent,
         [ClientMessage::Watch {
-            game: 5,
+            game: gid(5),
             after_seq: None
         }]
     );
     // Or typed.
     app.phase = Phase::Picking;
     assert_eq!(
-        app.on_line("3", t0),
+        app.on_line("#0003", t0),
         [ClientMessage::Watch {
-            game: 3,
+            game: gid(3),
             after_seq: None
         }]
     );
@@ -767,7 +779,7 @@ fn placement_set_up_places_on_the_cursor() {
     assert_eq!(
         app.on_key(key(KeyCode::Enter), t0),
         [ClientMessage::Act {
-            game: 1,
+            game: gid(1),
             action: Action::Place {
                 glass: Glass::from_label('X').unwrap(),
                 to: sq("d4"),
@@ -778,7 +790,7 @@ fn placement_set_up_places_on_the_cursor() {
     assert_eq!(
         app.on_line("Y@e4.", t0),
         [ClientMessage::Act {
-            game: 1,
+            game: gid(1),
             action: Action::Place {
                 glass: Glass::from_label('Y').unwrap(),
                 to: sq("e4"),
@@ -968,7 +980,7 @@ fn after_a_game_r_offers_a_rematch_and_an_offer_is_shown() {
     app.on_message(ev, t0);
     app.on_lobby(
         LobbyMessage::RematchOffered {
-            game: 1,
+            game: gid(1),
             by: Player::Red,
         },
         t0,
@@ -979,21 +991,21 @@ fn after_a_game_r_offers_a_rematch_and_an_offer_is_shown() {
     );
     assert_eq!(
         app.on_key(ch('r'), t0),
-        [ClientMessage::Rematch { game: 1 }]
+        [ClientMessage::Rematch { game: gid(1) }]
     );
     assert_eq!(
         app.on_line("decline rematch", t0),
-        [ClientMessage::DeclineRematch { game: 1 }]
+        [ClientMessage::DeclineRematch { game: gid(1) }]
     );
     // The new game's snapshot replaces the old one.
     let fresh = Fake::new(Settings::level(Level::One));
     let ServerMessage::Snapshot(mut snap) = fresh.snapshot(Some(Player::Red), 0) else {
         panic!()
     };
-    snap.game = 2;
+    snap.game = gid(2);
     app.on_message(ServerMessage::Snapshot(snap), t0);
     let g = app.game.as_ref().unwrap();
-    assert_eq!((g.id, g.seat), (2, Some(Player::Red)));
+    assert_eq!((g.id, g.seat), (gid(2), Some(Player::Red)));
     assert!(!g.is_over());
 }
 
@@ -1052,7 +1064,14 @@ fn a_watcher_follows_the_players_into_their_rematch() {
     use protocol::wire::{GameSummary, PlayerRef};
     let t0 = Instant::now();
     let mut fake = Fake::new(Settings::level(Level::One));
-    let mut app = App::new(Mode::Watch { game: Some(1) }, "Wes".into(), None, t0);
+    let mut app = App::new(
+        Mode::Watch {
+            game: Some(GameRef::Full(gid(1))),
+        },
+        "Wes".into(),
+        None,
+        t0,
+    );
     app.on_connected(t0);
     app.on_message(welcome(vec![]), t0);
     app.on_message(fake.snapshot(None, 0), t0);
@@ -1091,21 +1110,24 @@ fn a_watcher_follows_the_players_into_their_rematch() {
     };
     // Another pair's game is not theirs; then the rematch, colours swapped.
     let other = ServerMessage::Games {
-        games: vec![summary(2, "Ann", "Bob")],
+        games: vec![summary(gid(2), "Ann", "Bob")],
     };
     assert!(app.on_message(other, at).is_empty());
     let games = ServerMessage::Games {
-        games: vec![summary(2, "Ann", "Bob"), summary(3, "Bert", "Rita")],
+        games: vec![
+            summary(gid(2), "Ann", "Bob"),
+            summary(gid(3), "Bert", "Rita"),
+        ],
     };
     let sent = app.on_message(games, at);
     assert_eq!(
         sent,
         vec![ClientMessage::Watch {
-            game: 3,
+            game: gid(3),
             after_seq: None
         }]
     );
-    assert_eq!(app.phase, Phase::Joining(3));
+    assert_eq!(app.phase, Phase::Joining(gid(3)));
     assert!(!app.quit);
 }
 

@@ -35,8 +35,21 @@ pub struct Account {
     pub player_id: String,
     pub token: String,
     /// The live game we have a seat in, to take it again after a restart.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub game: Option<u64>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "game_or_none"
+    )]
+    pub game: Option<protocol::wire::GameId>,
+}
+
+/// A game id written by an older client (a number) names no game any more: it is read as
+/// none rather than making the whole file unreadable.
+fn game_or_none<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<protocol::wire::GameId>, D::Error> {
+    let value = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(value.and_then(|v| v.as_str().and_then(|s| s.parse().ok())))
 }
 
 /// Where the config file is.
@@ -125,12 +138,15 @@ mod tests {
                 name: "Alice".into(),
                 player_id: "p1".into(),
                 token: "t1".into(),
-                game: Some(4),
+                game: Some(protocol::wire::GameId::from_u64_pair(0, 4)),
             },
         );
         c.save(&path).unwrap();
         assert_eq!(Config::load(&path).unwrap(), c);
-        assert_eq!(c.account("ws://x/ws").unwrap().game, Some(4));
+        assert_eq!(
+            c.account("ws://x/ws").unwrap().game,
+            Some(protocol::wire::GameId::from_u64_pair(0, 4))
+        );
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

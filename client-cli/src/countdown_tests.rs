@@ -141,7 +141,7 @@ fn the_opponent_away_and_when_the_win_may_be_claimed() {
     let mut app = seated(&fake, Player::Red, t0);
     fake.seq += 1;
     let ev = ServerMessage::Event(Box::new(GameEvent {
-        game: 1,
+        game: gid(1),
         seq: fake.seq,
         now_ms: 2_000,
         change: Change::Presence {

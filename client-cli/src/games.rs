@@ -14,8 +14,12 @@ fn text_of(v: &Value, key: &str) -> String {
 /// Red wins: ...".
 pub fn stored_line(g: &Value) -> String {
     let mut line = format!(
-        "#{}  {} (Red) vs {} (Black)  Level {}  {}  {} moves",
-        g["id"].as_u64().unwrap_or_default(),
+        "{}  {} (Red) vs {} (Black)  Level {}  {}  {} moves",
+        g["id"]
+            .as_str()
+            .and_then(|id| id.parse().ok())
+            .map(crate::gameref::short_id)
+            .unwrap_or_default(),
         clean(g["red"]["name"].as_str().unwrap_or("?")),
         clean(g["black"]["name"].as_str().unwrap_or("?")),
         g["level"].as_u64().unwrap_or_default(),
@@ -103,14 +107,17 @@ mod tests {
 
     #[test]
     fn stored_games_in_lines() {
-        let body = r#"{"games":[{"id":12,"red":{"player_id":"a","name":"Ann\u001b[2J"},"black":{"player_id":"b","name":"Ben"},"level":3,"settings":{},"state":"finished","winner":"red","reason":"no_moves","result":"Red wins: neither player can move; fewer rings left (3 to 5)","move_count":40,"started_ms":0,"ended_ms":5}]}"#;
+        let body = r#"{"games":[{"id":"0193a3f0-7c1e-7d3a-9f2b-00000000000c","red":{"player_id":"a","name":"Ann\u001b[2J"},"black":{"player_id":"b","name":"Ben"},"level":3,"settings":{},"state":"finished","winner":"red","reason":"no_moves","result":"Red wins: neither player can move; fewer rings left (3 to 5)","move_count":40,"started_ms":0,"ended_ms":5}]}"#;
         let out = stored_output(200, body, Some("Ben")).unwrap();
         assert_eq!(out[0].text, "Finished games of Ben, newest first:");
         assert_eq!(
             out[1].text,
-            "#12  Ann?[2J (Red) vs Ben (Black)  Level 3  finished  40 moves  Red wins: neither player can move; fewer rings left (3 to 5)"
+            "#0000000c  Ann?[2J (Red) vs Ben (Black)  Level 3  finished  40 moves  Red wins: neither player can move; fewer rings left (3 to 5)"
         );
-        assert_eq!(out[1].data["summary"]["id"], 12);
+        assert_eq!(
+            out[1].data["summary"]["id"],
+            "0193a3f0-7c1e-7d3a-9f2b-00000000000c"
+        );
     }
 
     #[test]

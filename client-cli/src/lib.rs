@@ -6,6 +6,7 @@ pub mod clock;
 pub mod compact;
 pub mod config;
 pub mod countdown;
+pub mod gameref;
 pub mod games;
 pub mod http;
 pub mod net;

@@ -9,6 +9,7 @@ use protocol::bot::BotLevel;
 use protocol::settings::{FullSocket, GameClock, Level, Settings, Setup};
 use tamsk_client::app::{App, Find, Mode};
 use tamsk_client::config::{self, Config, DEFAULT_SERVER};
+use tamsk_client::gameref::GameRef;
 use tamsk_client::net::Net;
 use tamsk_client::session::Session;
 use tamsk_client::tc::{duration_ms, too_short_for_people, TimeControl};
@@ -76,10 +77,11 @@ enum Command {
         /// The code the host was given.
         code: String,
     },
-    /// Watch a live game; without a game number, list the live games to pick from.
+    /// Watch a live game; without a game, list the live games to pick from.
     Watch {
-        /// The game number.
-        game: Option<u64>,
+        /// The game: its short id as listed (such as #3f9a0c1d) or its full id.
+        #[arg(value_parser = parse_game_ref)]
+        game: Option<GameRef>,
     },
     /// The lobby (full screen): open seeks and live games with their watchers; take a
     /// seek (the game starts at once) or watch a game. Signs you in as a player.
@@ -386,7 +388,7 @@ fn main() -> ExitCode {
             settings: Settings::level(Level::Three),
             find: Find::Code(code.clone()),
         },
-        Command::Watch { game } => Mode::Watch { game: *game },
+        Command::Watch { game } => Mode::Watch { game: game.clone() },
         Command::Lobby => {
             if cli.plain || cli.json || !std::io::stdout().is_terminal() {
                 eprintln!(
@@ -466,6 +468,10 @@ fn main() -> ExitCode {
     // A blocking read of stdin may still be waiting: do not wait for it.
     runtime.shutdown_background();
     ExitCode::from(code)
+}
+
+fn parse_game_ref(text: &str) -> Result<GameRef, String> {
+    GameRef::parse(text)
 }
 
 #[cfg(test)]

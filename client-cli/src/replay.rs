@@ -8,34 +8,56 @@ use std::process::ExitCode;
 use protocol::game::{Decision, EndReason, Game, Outcome, Player, Status};
 use protocol::record::{self, describe_state, Format, Loaded};
 use protocol::render;
+use protocol::wire::GameId;
 use protocol::Square;
 use serde_json::{json, Map, Value};
 
+use crate::gameref::GameRef;
 use crate::{EXIT_BAD_INPUT, EXIT_IO};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The game file: a TAMSK record (docs/RECORDS.md) or a plain move list; `-` reads
-    /// standard input. A game number (`12` or `#12`) that is not a file is fetched from
-    /// the server.
+    /// standard input. A stored game's short id (`#0c1d2e3f`, as `tamsk games` lists it)
+    /// or full id, when no file has that name, is fetched from the server.
     pub file: PathBuf,
 }
 
-/// A game number, if `arg` is one and no file has that name.
-pub fn game_number(arg: &std::path::Path) -> Option<u64> {
+/// A game's id or short id, if `arg` is one and no file has that name.
+pub fn game_number(arg: &std::path::Path) -> Option<GameRef> {
     if arg.exists() {
         return None;
     }
-    arg.to_str()?.trim_start_matches('#').parse().ok()
+    GameRef::parse(arg.to_str()?).ok()
+}
+
+/// The stored game a short id names: looked up among the newest 200 stored games.
+async fn stored_id(server: &str, game: &GameRef) -> Result<GameId, String> {
+    if let GameRef::Full(id) = game {
+        return Ok(*id);
+    }
+    let answer = crate::http::get(server, "/games?limit=200", true).await?;
+    let list: serde_json::Value = serde_json::from_str(&answer.body)
+        .map_err(|_| "the server's list of games is not JSON".to_string())?;
+    let ids = list["games"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|g| g["id"].as_str()?.parse().ok());
+    game.resolve_ids(ids)
+        .map_err(|e| format!("{e} among the 200 newest stored games: give its full id"))
 }
 
 /// Fetches a stored game's record from the server behind `server`.
-fn fetch(server: &str, id: u64) -> Result<Vec<u8>, String> {
+fn fetch(server: &str, game: &GameRef) -> Result<Vec<u8>, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let answer = runtime.block_on(crate::http::get(server, &format!("/games/{id}"), false))?;
+    let answer = runtime.block_on(async {
+        let id = stored_id(server, game).await?;
+        crate::http::get(server, &format!("/games/{id}"), false).await
+    })?;
     match answer.status {
         200 => Ok(answer.body.into_bytes()),
         404 if answer.body.trim().is_empty() => {
@@ -50,10 +72,13 @@ fn fetch(server: &str, id: u64) -> Result<Vec<u8>, String> {
 /// is fetched from.
 pub fn main(args: &Args, json: bool, interactive: bool, server: &str) -> ExitCode {
     let (name, bytes) = match game_number(&args.file) {
-        Some(id) => match fetch(server, id) {
-            Ok(bytes) => (format!("game {id}"), bytes),
+        Some(game) => match fetch(server, &game) {
+            Ok(bytes) => (format!("game {}", game.name()), bytes),
             Err(e) => {
-                eprintln!("tamsk: cannot fetch game {id} from {server}: {e}");
+                eprintln!(
+                    "tamsk: cannot fetch game {} from {server}: {e}",
+                    game.name()
+                );
                 return ExitCode::from(EXIT_IO);
             }
         },

@@ -52,7 +52,7 @@ impl Fake {
             lag_ms: None,
         };
         ServerMessage::Snapshot(Box::new(Snapshot {
-            game: 1,
+            game: gid(1),
             seq: self.seq,
             now_ms,
             seat,
@@ -69,7 +69,7 @@ impl Fake {
         self.entries.push(entry.clone());
         self.seq += 1;
         ServerMessage::Event(Box::new(GameEvent {
-            game: 1,
+            game: gid(1),
             seq: self.seq,
             now_ms: entry.at_ms,
             change: Change::Play { entry, events },
@@ -89,6 +89,11 @@ impl Fake {
             kind: EntryKind::Advance,
         })
     }
+}
+
+/// The game id `n` in tests: a UUID whose last digits are `n` (short id `#0000000n`).
+pub fn gid(n: u64) -> GameId {
+    GameId::from_u64_pair(0, n)
 }
 
 pub fn welcome(games: Vec<GameId>) -> ServerMessage {

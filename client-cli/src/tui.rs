@@ -77,12 +77,16 @@ pub async fn run(mut s: Session) -> u8 {
     }
     if let Some(g) = &s.app.game {
         if let Some(result) = words::result(&g.replica) {
-            println!("Game {}: {}", g.id, strip(&result));
+            println!(
+                "Game {}: {}",
+                crate::gameref::short_id(g.id),
+                strip(&result)
+            );
         } else if g.seat.is_some() && s.app.exit_code == 0 {
             // (Not when the session failed: the game may be gone, as the error says.)
             println!(
                 "You left game {} while it goes on: your seat is kept for a while, and `tamsk play` (or challenge, host, join) takes it again.",
-                g.id
+                crate::gameref::short_id(g.id)
             );
         }
     }

@@ -249,7 +249,7 @@ fn header(app: &App, at: Instant, width: u16) -> Line<'static> {
     let mut parts = Vec::new();
     let compact = Size::of(width, u16::MAX) != Some(Size::Large);
     if let Some(g) = &app.game {
-        parts.push(format!("game {}", g.id));
+        parts.push(format!("game {}", crate::gameref::short_id(g.id)));
         parts.push(if compact {
             short_settings(g.replica.settings())
         } else {
@@ -575,7 +575,7 @@ fn waiting_text(app: &App) -> String {
                 }
             }
         }
-        (Phase::Joining(id), _) => format!("Opening game {id}…"),
+        (Phase::Joining(id), _) => format!("Opening game {}…", crate::gameref::short_id(*id)),
         (Phase::Listing, _) => "Listing live games…".into(),
         _ => String::new(),
     }

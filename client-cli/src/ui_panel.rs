@@ -296,9 +296,10 @@ pub(super) fn panel(view: &GameView, app: &App, now: u64, size: Size) -> Vec<Lin
                 }
             }
         }
-        (None, Status::Playing) => {
-            out.push(Line::styled(format!("Watching game {}", view.id), dim()))
-        }
+        (None, Status::Playing) => out.push(Line::styled(
+            format!("Watching game {}", crate::gameref::short_id(view.id)),
+            dim(),
+        )),
     }
     out
 }

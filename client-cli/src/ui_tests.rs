@@ -255,7 +255,7 @@ fn the_opponents_lag_is_shown_beside_his_seat() {
     let mut app = seated(&fake, Player::Black, t0);
     fake.seq += 1;
     let ev = ServerMessage::Event(Box::new(GameEvent {
-        game: 1,
+        game: gid(1),
         seq: fake.seq,
         now_ms: 1_000,
         change: Change::Lag {

@@ -41,7 +41,10 @@ async fn games_and_watch_register_nobody() {
     ));
     let welcome = rita.until("welcome").await;
     assert_eq!(welcome["name"], "Rita", "{welcome}");
-    let game = rita.until("start").await["game"].as_u64().unwrap();
+    let game = rita.until("start").await["game"]
+        .as_str()
+        .unwrap()
+        .to_string();
 
     // Watching her game under her name: a guest again, who sees the game to its end.
     let mut watcher = Proc::new(tamsk(

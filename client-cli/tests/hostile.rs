@@ -125,7 +125,7 @@ async fn hostile_server(listener: tokio::net::TcpListener) {
         }
     }
     ws.send(send(ServerMessage::Snapshot(Box::new(Snapshot {
-        game: 7,
+        game: protocol::wire::GameId::from_u64_pair(0, 7),
         seq: 0,
         now_ms: 0,
         seat: Some(Player::Black),
@@ -140,7 +140,7 @@ async fn hostile_server(listener: tokio::net::TcpListener) {
     ws.send(send(ServerMessage::Error {
         code: format!("code{HOSTILE}"),
         message: format!("message {HOSTILE}"),
-        game: Some(7),
+        game: Some(protocol::wire::GameId::from_u64_pair(0, 7)),
         id: None,
         server_ms: None,
         at_ms: None,
@@ -155,7 +155,7 @@ async fn hostile_server(listener: tokio::net::TcpListener) {
     let events = entry.apply_to(&mut after).unwrap();
     ws.send(send(ServerMessage::Event(Box::new(
         protocol::wire::GameEvent {
-            game: 7,
+            game: protocol::wire::GameId::from_u64_pair(0, 7),
             seq: 1,
             now_ms: 10,
             change: protocol::wire::Change::Play { entry, events },

@@ -157,7 +157,11 @@ async fn finished_games_are_listed_and_replayed_from_the_server() {
     };
     let mut a = play(&cfg_a, "Ann");
     let mut b = play(&cfg_b, "Ben");
-    let game = a.until("start").await["game"].as_u64().unwrap();
+    let game = a.until("start").await["game"]
+        .as_str()
+        .unwrap()
+        .parse::<protocol::wire::GameId>()
+        .unwrap();
     b.until("start").await;
     a.say("resign").await;
     let result = a.until("result").await;
@@ -192,9 +196,10 @@ async fn finished_games_are_listed_and_replayed_from_the_server() {
         .iter()
         .find(|v| v["type"] == "stored_game")
         .unwrap_or_else(|| panic!("{lines:?}"));
-    assert_eq!(stored["summary"]["id"], game);
+    assert_eq!(stored["summary"]["id"], game.to_string());
     let text = stored["text"].as_str().unwrap();
-    assert!(text.starts_with(&format!("#{game}  ")), "{text}");
+    let short = tamsk_client::gameref::short_id(game);
+    assert!(text.starts_with(&format!("{short}  ")), "{text}");
     assert!(
         text.contains("Ann") && text.contains("Ben") && text.contains("resigned"),
         "{text}"
@@ -207,15 +212,28 @@ async fn finished_games_are_listed_and_replayed_from_the_server() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["winner"], result["winner"]);
     assert_eq!(v["reason_code"], "resigned");
-    let out = output(&cfg_a, &["--server", &server.url, "replay", &id]).await;
+    // By its short id, as listed.
+    let out = output(&cfg_a, &["--server", &server.url, "replay", &short]).await;
     let board = String::from_utf8(out.stdout).unwrap();
     assert!(
         board.contains("Result: ") && board.contains("resigned"),
         "{board}"
     );
-    let out = output(&cfg_a, &["--server", &server.url, "replay", "#999"]).await;
+    let out = output(&cfg_a, &["--server", &server.url, "replay", "#0000dead"]).await;
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("no stored game 999"), "{err}");
+    assert!(
+        err.contains("No game #0000dead among the 200 newest stored games"),
+        "{err}"
+    );
+    let unknown = protocol::wire::GameId::now_v7();
+    let out = output(
+        &cfg_a,
+        &["--server", &server.url, "replay", &unknown.to_string()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains(&format!("no stored game {unknown}")), "{err}");
     server.stop().await;
 }

@@ -19,6 +19,11 @@ use tokio::process::Command;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
 
+/// The game of these tests.
+fn gid(n: u64) -> protocol::wire::GameId {
+    protocol::wire::GameId::from_u64_pair(0, n)
+}
+
 const WAIT: Duration = Duration::from_secs(30);
 
 type Ws = WebSocketStream<tokio::net::TcpStream>;
@@ -48,7 +53,7 @@ fn event(game: &mut Game, seq: u64, at_ms: u64, player: Player, action: Action) 
     };
     let events = entry.apply_to(game).unwrap();
     ServerMessage::Event(Box::new(GameEvent {
-        game: 7,
+        game: gid(7),
         seq,
         now_ms: at_ms,
         change: Change::Play { entry, events },
@@ -82,7 +87,7 @@ async fn server(listener: TcpListener) -> Vec<ClientMessage> {
     send(
         &mut ws,
         ServerMessage::Snapshot(Box::new(Snapshot {
-            game: 7,
+            game: gid(7),
             seq: 0,
             now_ms: 0,
             seat: Some(Player::Black),
@@ -106,12 +111,12 @@ async fn server(listener: TcpListener) -> Vec<ClientMessage> {
     let (tcp, _) = listener.accept().await.unwrap();
     let mut ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
     let hello_again = receive(&mut ws).await;
-    send(&mut ws, welcome(vec![7])).await;
+    send(&mut ws, welcome(vec![gid(7)])).await;
     let join = receive(&mut ws).await;
     send(
         &mut ws,
         ServerMessage::Resumed {
-            game: 7,
+            game: gid(7),
             after_seq: 1,
             seat: Some(Player::Black),
         },
@@ -177,7 +182,7 @@ async fn a_dropped_connection_is_resumed_after_the_last_event_seen() {
     assert_eq!(
         join,
         ClientMessage::Join {
-            game: 7,
+            game: gid(7),
             after_seq: Some(1)
         }
     );

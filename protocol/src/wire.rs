@@ -22,8 +22,9 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// Most games in one `games` answer (the lowest ids first).
 pub const LIST_LIMIT: usize = 200;
 
-/// A live game's id.
-pub type GameId = u64;
+/// A game's id: a UUID v7 (time-ordered, so ids sort by creation), written in JSON as
+/// the usual hyphenated string. Given by the server; the protocol never makes one.
+pub type GameId = uuid::Uuid;
 
 /// A per-game event sequence number; the first event of a game is 1, a snapshot of a new
 /// game has seq 0.
@@ -65,6 +66,9 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         after_seq: Option<Seq>,
     },
+    /// Watches the private game started from this code (its latest rematch, if any): the
+    /// code is what lets a spectator in. Always answered with a snapshot.
+    WatchCode { code: String },
     /// Takes one's own seat in a game again (after a reconnect). With `after_seq`, the
     /// server sends exactly the events after it, or a snapshot when they are gone.
     Join {
@@ -558,13 +562,13 @@ mod tests {
     #[test]
     fn messages_are_tagged_json() {
         let m: ClientMessage = serde_json::from_str(
-            r#"{"type":"act","game":3,"action":{"type":"start","from":"d1"}}"#,
+            r#"{"type":"act","game":"0193a3f0-7c1e-7000-8000-000000000003","action":{"type":"start","from":"d1"}}"#,
         )
         .unwrap();
         assert_eq!(
             m,
             ClientMessage::Act {
-                game: 3,
+                game: "0193a3f0-7c1e-7000-8000-000000000003".parse().unwrap(),
                 action: Action::Start {
                     from: "d1".parse().unwrap()
                 }
@@ -583,11 +587,14 @@ mod tests {
     #[test]
     fn any_server_frame_reads_as_what_it_is() {
         let lobby = LobbyMessage::RematchOffered {
-            game: 4,
+            game: "0193a3f0-7c1e-7000-8000-000000000004".parse().unwrap(),
             by: Player::Black,
         };
         let text = serde_json::to_string(&lobby).unwrap();
-        assert_eq!(text, r#"{"type":"rematch_offered","game":4,"by":"black"}"#);
+        assert_eq!(
+            text,
+            r#"{"type":"rematch_offered","game":"0193a3f0-7c1e-7000-8000-000000000004","by":"black"}"#
+        );
         assert_eq!(
             serde_json::from_str::<ServerFrame>(&text).unwrap(),
             ServerFrame::Lobby(lobby)
@@ -608,7 +615,7 @@ mod tests {
     fn events_and_snapshots_round_trip() {
         let game = Game::new(Settings::blitz(Level::Three));
         let snap = ServerMessage::Snapshot(Box::new(Snapshot {
-            game: 1,
+            game: GameId::nil(),
             seq: 0,
             now_ms: 0,
             seat: Some(Player::Red),
@@ -634,7 +641,7 @@ mod tests {
         assert!(text.starts_with(r#"{"type":"snapshot""#), "{text}");
         assert_eq!(serde_json::from_str::<ServerMessage>(&text).unwrap(), snap);
         let ev = ServerMessage::Event(Box::new(GameEvent {
-            game: 1,
+            game: GameId::nil(),
             seq: 7,
             now_ms: 10,
             change: Change::Presence {

@@ -129,7 +129,7 @@ impl Driver {
                         replica: match s.view.replica() {
                             Ok(game) => game,
                             Err(e) => {
-                                tracing::error!(game = s.game, error = %e, "a snapshot that does not replay");
+                                tracing::error!(game = %s.game, error = %e, "a snapshot that does not replay");
                                 return Heard::Nothing;
                             }
                         },

@@ -164,7 +164,7 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
             }
         }
         let game = driver.game().expect("a seat");
-        tracing::info!(game, "bot playing");
+        tracing::info!(game = %game, "bot playing");
         // The game.
         while !driver.over() {
             if let Some(next) = driver.step(Instant::now()) {
@@ -194,7 +194,7 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
             }
         }
         let status = driver.replica().expect("a game").status().clone();
-        tracing::info!(game, ?status, "bot game over");
+        tracing::info!(game = %game, ?status, "bot game over");
         report.games.push((game, status));
     }
     let _ = ws.close(None).await;

@@ -77,12 +77,13 @@ impl Violation {
 }
 
 /// The `type` tags a client may send; anything else is `unknown_message`.
-pub const CLIENT_TYPES: [&str; 22] = [
+pub const CLIENT_TYPES: [&str; 23] = [
     "hello",
     "seek",
     "cancel_seek",
     "list_games",
     "watch",
+    "watch_code",
     "join",
     "leave",
     "act",
@@ -527,6 +528,7 @@ impl Conn {
                 ClientMessage::ListGames
                 | ClientMessage::ListSeeks
                 | ClientMessage::Watch { .. }
+                | ClientMessage::WatchCode { .. }
                 | ClientMessage::Leave { .. },
                 None,
             ) if self.guest => None,
@@ -688,9 +690,10 @@ impl Conn {
                 self.send(&ServerMessage::Games { games });
             }
             ClientMessage::Watch { game, after_seq } => match self.hub.game(game) {
-                // A private game is not there for anyone but its players (who `join`).
+                // A private game is there only for its players (who `join`) and for
+                // watchers who have its code (`watch_code`).
                 Some(h)
-                    if h.private
+                    if h.code.is_some()
                         && !h
                             .seats
                             .iter()
@@ -699,6 +702,10 @@ impl Conn {
                     self.unknown_game(game)
                 }
                 _ => self.subscribe(game, None, after_seq),
+            },
+            ClientMessage::WatchCode { code } => match self.hub.game_of_code(&code) {
+                Ok(game) => self.subscribe(game, None, None),
+                Err((code, message)) => self.error(code, message, None),
             },
             ClientMessage::Join { game, after_seq } => {
                 let me = me.expect("checked");
@@ -1043,7 +1050,7 @@ mod tests {
             "unknown_message"
         );
         let (code, msg) =
-            parse(r#"{"type":"act","game":1,"action":{"type":"start","from":"z9"}}"#).unwrap_err();
+            parse(r#"{"type":"act","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f","action":{"type":"start","from":"z9"}}"#).unwrap_err();
         assert_eq!(code, "bad_message");
         assert!(msg.contains("z9"), "{msg}");
         let (code, msg) =
@@ -1081,11 +1088,17 @@ mod tests {
             ("seek", r#","settings":{}"#),
             ("cancel_seek", ""),
             ("list_games", ""),
-            ("watch", r#","game":1"#),
-            ("join", r#","game":1"#),
-            ("leave", r#","game":1"#),
-            ("act", r#","game":1,"action":{"type":"resign"}"#),
-            ("claim_abandonment", r#","game":1"#),
+            ("watch", r#","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f""#),
+            ("join", r#","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f""#),
+            ("leave", r#","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f""#),
+            (
+                "act",
+                r#","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f","action":{"type":"resign"}"#,
+            ),
+            (
+                "claim_abandonment",
+                r#","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f""#,
+            ),
             ("ping", ""),
             ("pong", r#","nonce":1"#),
             ("list_seeks", ""),
@@ -1096,8 +1109,15 @@ mod tests {
             ("cancel_challenge", r#","challenge":1"#),
             ("host", r#","settings":{}"#),
             ("join_code", r#","code":"ABC""#),
-            ("rematch", r#","game":1"#),
-            ("decline_rematch", r#","game":1"#),
+            ("watch_code", r#","code":"ABC""#),
+            (
+                "rematch",
+                r#","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f""#,
+            ),
+            (
+                "decline_rematch",
+                r#","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f""#,
+            ),
             ("play_bot", r#","settings":{}"#),
             ("play_bot", r#","settings":{},"level":"easy""#),
         ] {

@@ -131,7 +131,13 @@ struct GameTask {
 
 /// Creates a game for two seekers (`[red, black]`), registers it and starts its task.
 /// Both seekers are subscribed as players and get a snapshot.
-pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2], private: bool) {
+pub fn spawn(
+    hub: Arc<Hub>,
+    id: GameId,
+    settings: Settings,
+    seekers: [Seeker; 2],
+    code: Option<String>,
+) {
     let [red, black] = seekers;
     let seats = [red.player.clone(), black.player.clone()];
     let game = Game::new(settings.clone());
@@ -162,7 +168,7 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
             summary: summary.clone(),
             seats: seats.clone(),
             start,
-            private,
+            code,
         },
     );
     let mut task = GameTask {
@@ -215,7 +221,7 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         });
         task.send_snapshot(&seeker.peer, Some(seat));
     }
-    tracing::info!(game = id, red = %task.seats[0].id, black = %task.seats[1].id, "game started");
+    tracing::info!(game = %id, red = %task.seats[0].id, black = %task.seats[1].id, "game started");
     let alive = hub.game_alive_token();
     tokio::spawn(async move {
         task.run(rx).await;
@@ -288,7 +294,7 @@ impl GameTask {
                 self.on_time();
                 stalled = self.next_wake() == wake;
                 if stalled {
-                    tracing::warn!(game = self.id, "a deadline passed without effect");
+                    tracing::warn!(game = %self.id, "a deadline passed without effect");
                 }
                 continue;
             }
@@ -328,7 +334,7 @@ impl GameTask {
         for sub in &self.subs {
             sub.peer.seated.remove(self.id);
         }
-        tracing::info!(game = self.id, "game closed");
+        tracing::info!(game = %self.id, "game closed");
     }
 
     /// The next queued command if it must be handled before a deadline at `due`: an
@@ -389,10 +395,10 @@ impl GameTask {
         let id = self.id;
         self.durable = Some(Box::pin(async move {
             match tokio::time::timeout(timeout, stored).await {
-                Ok(Ok(true)) => tracing::debug!(game = id, "game stored"),
-                Ok(_) => tracing::error!(game = id, "the store failed to keep a game"),
+                Ok(Ok(true)) => tracing::debug!(game = %id, "game stored"),
+                Ok(_) => tracing::error!(game = %id, "the store failed to keep a game"),
                 Err(_) => {
-                    tracing::error!(game = id, "the store is late: announcing the end anyway")
+                    tracing::error!(game = %id, "the store is late: announcing the end anyway")
                 }
             }
         }));
@@ -583,15 +589,12 @@ impl GameTask {
                     },
                 ];
                 let settings = self.game.settings().clone();
-                // A private game's rematch is private too.
-                let private = self.hub.game(self.id).is_some_and(|h| h.private);
-                let next = self.hub.start_game_with(
-                    settings,
-                    players,
-                    crate::lobby::Seats::AsGiven,
-                    private,
-                );
-                tracing::info!(game = self.id, next, "rematch");
+                // A private game's rematch is private too, under the same code.
+                let code = self.hub.game(self.id).and_then(|h| h.code.clone());
+                let next =
+                    self.hub
+                        .start_game_with(settings, players, crate::lobby::Seats::AsGiven, code);
+                tracing::info!(game = %self.id, next = %next, "rematch");
                 self.rematched = Some(next);
                 self.rematch = [None, None];
                 return;
@@ -796,7 +799,7 @@ impl GameTask {
                         until_ms: until,
                         expired: false,
                     });
-                    tracing::info!(game = self.id, player = %p, "seat disconnected");
+                    tracing::info!(game = %self.id, player = %p, "seat disconnected");
                     self.publish(Change::Presence {
                         player: p,
                         connected: false,
@@ -921,7 +924,7 @@ impl GameTask {
         });
         self.entries.push(entry.clone());
         if !self.game.is_playing() && !self.stored {
-            tracing::info!(game = self.id, "game over: storing it");
+            tracing::info!(game = %self.id, "game over: storing it");
             self.store_end();
         }
         self.publish(Change::Play { entry, events });
@@ -1004,7 +1007,7 @@ impl GameTask {
     fn watcher_fell_behind(&mut self, peer: &Peer) {
         let backlog = self.hub.config.watch_backlog;
         tracing::info!(
-            game = self.id,
+            game = %self.id,
             conn = peer.conn,
             "watcher fell behind: dropped"
         );
@@ -1075,7 +1078,6 @@ mod tests {
         let hub = Arc::new(Hub::new(
             config,
             store,
-            1,
             stop,
             stop_games,
             games_alive,

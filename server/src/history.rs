@@ -190,7 +190,7 @@ mod tests {
             let seq = sent.len() as u64 + 1;
             history.push(seq, now_ms, &change, entry);
             sent.push(encode(&ServerMessage::Event(Box::new(GameEvent {
-                game: 7,
+                game: GameId::from_u64_pair(0, 7),
                 seq,
                 now_ms,
                 change,
@@ -247,11 +247,13 @@ mod tests {
         // The first legal moves end it by a full socket: it is over.
         assert!(!game.is_playing() && last > 12, "{last} events");
         for after in 0..=last {
-            let frames = history.frames_after(7, after, &settings, &entries).unwrap();
+            let frames = history
+                .frames_after(GameId::from_u64_pair(0, 7), after, &settings, &entries)
+                .unwrap();
             assert_eq!(frames, sent[after as usize..], "after {after}");
         }
         assert!(history
-            .frames_after(7, last + 1, &settings, &entries)
+            .frames_after(GameId::from_u64_pair(0, 7), last + 1, &settings, &entries)
             .is_none());
     }
 
@@ -267,14 +269,18 @@ mod tests {
         }
         let settings = Settings::blitz(Level::One);
         assert!(
-            history.frames_after(1, 1, &settings, &[]).is_none(),
+            history
+                .frames_after(GameId::from_u64_pair(0, 1), 1, &settings, &[])
+                .is_none(),
             "2 is gone"
         );
-        let frames = history.frames_after(1, 2, &settings, &[]).unwrap();
+        let frames = history
+            .frames_after(GameId::from_u64_pair(0, 1), 2, &settings, &[])
+            .unwrap();
         assert_eq!(frames.len(), 3);
         assert!(frames[0].as_str().contains(r#""seq":3"#));
         assert!(history
-            .frames_after(1, 5, &settings, &[])
+            .frames_after(GameId::from_u64_pair(0, 1), 5, &settings, &[])
             .unwrap()
             .is_empty());
     }

@@ -277,8 +277,9 @@ pub struct GameHandle {
     pub seats: [Arc<PlayerRec>; 2],
     /// Game time 0: a message's receipt in game time is measured from it.
     pub start: tokio::time::Instant,
-    /// Joined by a code: not listed, and only its players may follow it.
-    pub private: bool,
+    /// The code of a private game (and of its rematches): not listed; its players follow
+    /// it, and a watcher only with this code (`watch_code`).
+    pub code: Option<String>,
 }
 
 /// A player waiting for an opponent with the same settings.
@@ -331,7 +332,6 @@ pub struct Hub {
     next_forget: std::sync::atomic::AtomicUsize,
     pub games: DashMap<GameId, GameHandle>,
     pub(crate) lobby: Mutex<Lobby>,
-    pub(crate) next_game: AtomicU64,
     next_conn: AtomicU64,
     pub conns: Connections,
     /// What each client address may do, over all its connections.
@@ -371,7 +371,6 @@ impl Hub {
     pub fn new(
         config: Config,
         store: Store,
-        first_game: GameId,
         shutdown: watch::Receiver<bool>,
         stop_games: watch::Receiver<bool>,
         games_alive: mpsc::Sender<()>,
@@ -417,7 +416,6 @@ impl Hub {
             next_forget: Default::default(),
             games: DashMap::new(),
             lobby: Mutex::new(Lobby::default()),
-            next_game: AtomicU64::new(first_game.max(1)),
             next_conn: AtomicU64::new(1),
             conns: Connections::default(),
             budgets,
@@ -610,13 +608,12 @@ impl Hub {
 
     /// Up to `limit` live games with an id above `after`, by id; and whether more follow.
     pub fn summaries(&self, after: Option<GameId>, limit: usize) -> (Vec<GameSummary>, bool) {
-        let after = after.unwrap_or(0);
         let mut ids: Vec<GameId> = self
             .games
             .iter()
-            .filter(|g| !g.private)
+            .filter(|g| g.code.is_none())
             .map(|g| *g.key())
-            .filter(|&id| id > after)
+            .filter(|&id| after.is_none_or(|after| id > after))
             .collect();
         ids.sort_unstable();
         let more = ids.len() > limit;

@@ -56,7 +56,6 @@ pub async fn try_run_with(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let store = store::Store::open(config.db_path.as_deref()).await?;
-    let first_game = store.last_game_id().await? + 1;
     let (stop_tx, stop_rx) = watch::channel(false);
     let (stop_games_tx, stop_games_rx) = watch::channel(false);
     let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
@@ -65,7 +64,6 @@ pub async fn try_run_with(
     let hub = Arc::new(hub::Hub::new(
         config,
         store.clone(),
-        first_game,
         stop_rx,
         stop_games_rx,
         games_alive_tx,

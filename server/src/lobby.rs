@@ -40,6 +40,19 @@ impl Peer {
     }
 }
 
+/// A private game's code as typed (any case, spaces around), upper-cased; `bad_code` if
+/// it cannot be one.
+fn game_code(code: &str) -> Result<String, Refusal> {
+    let code = code.trim().to_ascii_uppercase();
+    if code.len() != CODE_LEN || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
+        return Err((
+            "bad_code",
+            format!("a game code is {CODE_LEN} letters and digits, like K7QX3M"),
+        ));
+    }
+    Ok(code)
+}
+
 /// A waiting seek: public (listed, matched on equal settings) or private (a code).
 pub struct Seek {
     pub id: SeekId,
@@ -154,17 +167,17 @@ impl Hub {
         players: [Seeker; 2],
         seats: Seats,
     ) -> GameId {
-        self.start_game_with(settings, players, seats, false)
+        self.start_game_with(settings, players, seats, None)
     }
 
-    /// [`Hub::start_game`]; a `private` game (joined by a code) is not listed, and only its
-    /// players may follow it.
+    /// [`Hub::start_game`]; a private game (joined by its `code`) is not listed, and only
+    /// its players, or a watcher who has the code, may follow it.
     pub fn start_game_with(
         self: &Arc<Self>,
         settings: Settings,
         players: [Seeker; 2],
         seats: Seats,
-        private: bool,
+        code: Option<String>,
     ) -> GameId {
         let [a, b] = players;
         let (red, black) = if seats == Seats::Random && rand::random::<bool>() {
@@ -172,10 +185,9 @@ impl Hub {
         } else {
             (a, b)
         };
-        let id = self
-            .next_game
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        game::spawn(self.clone(), id, settings, [red, black], private);
+        // v7: ids are unique across restarts and nodes, and sort by creation.
+        let id = GameId::now_v7();
+        game::spawn(self.clone(), id, settings, [red, black], code);
         id
     }
 
@@ -287,13 +299,7 @@ impl Hub {
 
     /// Joins the private game hosted under `code`.
     pub fn join_code(self: &Arc<Self>, code: &str, seeker: Seeker) -> Result<GameId, Refusal> {
-        let code = code.trim().to_ascii_uppercase();
-        if code.len() != CODE_LEN || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
-            return Err((
-                "bad_code",
-                format!("a game code is {CODE_LEN} letters and digits, like K7QX3M"),
-            ));
-        }
+        let code = game_code(code)?;
         let mut lobby = self.lobby();
         lobby.prune(None);
         let Some(i) = lobby
@@ -312,7 +318,28 @@ impl Hub {
         let host = lobby.seeks.remove(i);
         lobby.prune(Some(seeker.peer.conn));
         drop(lobby);
-        Ok(self.start_game_with(host.settings, [host.seeker, seeker], Seats::Random, true))
+        Ok(self.start_game_with(
+            host.settings,
+            [host.seeker, seeker],
+            Seats::Random,
+            Some(code),
+        ))
+    }
+
+    /// The newest live game started from this private code (a rematch keeps the code).
+    pub fn game_of_code(&self, code: &str) -> Result<GameId, Refusal> {
+        let code = game_code(code)?;
+        self.games
+            .iter()
+            .filter(|g| g.code.as_deref() == Some(code.as_str()))
+            .map(|g| *g.key())
+            .max()
+            .ok_or_else(|| {
+                (
+                    "unknown_code",
+                    format!("no live game was started from the code {code}"),
+                )
+            })
     }
 
     // ----- who is online -----

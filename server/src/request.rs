@@ -305,11 +305,11 @@ mod tests {
             (r#"{"type":"list_games","verbose":true}"#, "\"verbose\""),
             (r#"{"type":"cancel_seek","now":1}"#, "\"now\""),
             (
-                r#"{"type":"act","game":1,"action":{"type":"start","from":"d1","drop":true}}"#,
+                r#"{"type":"act","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f","action":{"type":"start","from":"d1","drop":true}}"#,
                 "\"action.drop\"",
             ),
             (
-                r#"{"type":"act","game":1,"action":{"type":"resign","why":"bored"}}"#,
+                r#"{"type":"act","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f","action":{"type":"resign","why":"bored"}}"#,
                 "\"action.why\"",
             ),
             (
@@ -329,13 +329,14 @@ mod tests {
             assert_eq!(code, "unknown_field", "{text}: {msg}");
             assert!(msg.contains(field), "{text}: {msg}");
         }
-        let (code, msg, _) =
-            refused(r#"{"type":"act","game":1,"action":{"type":"start","from":"d1","drop":true}}"#);
+        let (code, msg, _) = refused(
+            r#"{"type":"act","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f","action":{"type":"start","from":"d1","drop":true}}"#,
+        );
         assert!(msg.contains("its fields: from"), "{code}: {msg}");
         // Every field a message has is accepted.
-        parse_request(r#"{"type":"watch","game":1,"after_seq":3,"id":"w"}"#).unwrap();
+        parse_request(r#"{"type":"watch","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f","after_seq":3,"id":"w"}"#).unwrap();
         parse_request(
-            r#"{"type":"act","game":1,"action":{"type":"move","from":"d1","to":"d2","drop":true}}"#,
+            r#"{"type":"act","game":"0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f","action":{"type":"move","from":"d1","to":"d2","drop":true}}"#,
         )
         .unwrap();
         parse_request(r#"{"type":"seek","settings":{"level":1,"game_clock":{"main_ms":60000,"increment_ms":0},"turn_limit_ms":null}}"#).unwrap();

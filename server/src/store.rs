@@ -477,17 +477,6 @@ impl Store {
         }))
     }
 
-    /// The highest game id ever given (stored or cut off), 0 for a new database.
-    pub async fn last_game_id(&self) -> anyhow::Result<GameId> {
-        let Some(pool) = &self.pool else {
-            return Ok(0);
-        };
-        let max: Option<i64> = sqlx::query_scalar("SELECT MAX(id) FROM games")
-            .fetch_one(pool)
-            .await?;
-        Ok(max.unwrap_or(0).max(0) as GameId)
-    }
-
     /// Stored (finished or aborted) games, newest first: those of the player with this
     /// name if given, with an id below `before` if given.
     pub async fn recent_games(
@@ -505,7 +494,8 @@ impl Store {
              AND id < $2 ORDER BY id DESC LIMIT $3"
         ))
         .bind(player)
-        .bind(before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64))
+        // Hyphenated lower-case UUIDs compare as text in the order of the ids.
+        .bind(before.map_or_else(|| "~".to_string(), gid))
         .bind(limit as i64)
         .fetch_all(pool)
         .await?;
@@ -517,14 +507,11 @@ impl Store {
         let Some(pool) = &self.pool else {
             return Ok(None);
         };
-        let Ok(id) = i64::try_from(id) else {
-            return Ok(None);
-        };
         let row = sqlx::query(&format!(
             "SELECT {GAME_COLUMNS}, record_json, record_text FROM games \
              WHERE id = $1 AND state <> 'playing'"
         ))
-        .bind(id)
+        .bind(gid(id))
         .fetch_optional(pool)
         .await?;
         let Some(row) = row else { return Ok(None) };
@@ -548,7 +535,7 @@ const GAME_COLUMNS: &str = "id, red_id, red_name, black_id, black_name, level, s
 fn stored_game(r: &sqlx::sqlite::SqliteRow) -> anyhow::Result<StoredGame> {
     let settings: String = r.get("settings");
     Ok(StoredGame {
-        id: r.get::<i64, _>("id") as GameId,
+        id: read_gid(r)?,
         red: PlayerRef {
             player_id: r.get("red_id"),
             name: r.get("red_name"),
@@ -567,6 +554,18 @@ fn stored_game(r: &sqlx::sqlite::SqliteRow) -> anyhow::Result<StoredGame> {
         started_ms: r.get::<i64, _>("started_ms") as u64,
         ended_ms: r.get::<Option<i64>, _>("ended_ms").map(|v| v as u64),
     })
+}
+
+/// A game id as the database keeps it: the hyphenated UUID, text.
+fn gid(id: GameId) -> String {
+    id.hyphenated().to_string()
+}
+
+/// The `id` column of a games row.
+fn read_gid(r: &sqlx::sqlite::SqliteRow) -> anyhow::Result<GameId> {
+    let text: String = r.try_get("id")?;
+    text.parse()
+        .map_err(|e| anyhow::anyhow!("game id {text:?} is not a UUID: {e}"))
 }
 
 fn ms(v: u64) -> i64 {
@@ -589,16 +588,22 @@ async fn recover(pool: &SqlitePool) -> anyhow::Result<usize> {
     .await?;
     let mut n = 0;
     for r in rows {
-        let id = r.get::<i64, _>("id");
+        let id = match read_gid(&r) {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::error!(error = %e, "unreadable id of a cut-off game");
+                continue;
+            }
+        };
         let settings: Settings = match serde_json::from_str(&r.get::<String, _>("settings")) {
             Ok(s) => s,
             Err(e) => {
-                tracing::error!(game = id, error = %e, "unreadable settings of a cut-off game");
+                tracing::error!(game = %id, error = %e, "unreadable settings of a cut-off game");
                 continue;
             }
         };
         let start = GameStart {
-            id: id as GameId,
+            id,
             red: PlayerRef {
                 player_id: r.get("red_id"),
                 name: r.get("red_name"),
@@ -612,7 +617,7 @@ async fn recover(pool: &SqlitePool) -> anyhow::Result<usize> {
         };
         let entry_rows =
             sqlx::query("SELECT entry FROM live_entries WHERE game_id = $1 ORDER BY idx")
-                .bind(id)
+                .bind(gid(id))
                 .fetch_all(pool)
                 .await?;
         let mut game = Game::new(settings);
@@ -740,7 +745,7 @@ async fn write_batch(pool: &SqlitePool, batch: &[Write]) -> anyhow::Result<()> {
                      VALUES ($1, $2, $3, $4, $5, $6, $7, 'playing', 0, $8) \
                      ON CONFLICT (id) DO NOTHING",
                 )
-                .bind(ms(g.id))
+                .bind(gid(g.id))
                 .bind(&g.red.player_id)
                 .bind(&g.red.name)
                 .bind(&g.black.player_id)
@@ -786,7 +791,7 @@ async fn write_entries(
     let mut insert =
         sqlx::QueryBuilder::<Sqlite>::new("INSERT INTO live_entries (game_id, idx, entry) ");
     insert.push_values(rows.drain(..), |mut row, (game, idx, entry)| {
-        row.push_bind(ms(game)).push_bind(ms(idx)).push_bind(entry);
+        row.push_bind(gid(game)).push_bind(ms(idx)).push_bind(entry);
     });
     insert.push(" ON CONFLICT (game_id, idx) DO NOTHING");
     insert.build().execute(&mut **tx).await?;
@@ -805,7 +810,7 @@ async fn write_end(tx: &mut Transaction<'_, Sqlite>, end: &GameEnd) -> anyhow::R
          move_count = excluded.move_count, ended_ms = excluded.ended_ms, \
          record_json = excluded.record_json, record_text = excluded.record_text",
     )
-    .bind(ms(g.id))
+    .bind(gid(g.id))
     .bind(&g.red.player_id)
     .bind(&g.red.name)
     .bind(&g.black.player_id)
@@ -824,7 +829,7 @@ async fn write_end(tx: &mut Transaction<'_, Sqlite>, end: &GameEnd) -> anyhow::R
     .execute(&mut **tx)
     .await?;
     sqlx::query("DELETE FROM live_entries WHERE game_id = $1")
-        .bind(ms(g.id))
+        .bind(gid(g.id))
         .execute(&mut **tx)
         .await?;
     Ok(())
@@ -851,8 +856,9 @@ mod tests {
         let store = Store::open_with(None, 4).await.unwrap();
         let metrics = tokio::runtime::Handle::current().metrics();
         let tasks = metrics.num_alive_tasks();
+        let id = GameId::from_u64_pair(0, 1);
         let start = GameStart {
-            id: 1,
+            id,
             red: player("r"),
             black: player("b"),
             settings: Settings::blitz(Level::One),
@@ -861,7 +867,7 @@ mod tests {
         store.submit(Write::GameStarted(start.clone()));
         for idx in 0..2_000 {
             store.submit(Write::Entry {
-                game: 1,
+                game: id,
                 idx,
                 entry: Entry {
                     at_ms: idx,
@@ -883,7 +889,8 @@ mod tests {
         );
         store.flush().await;
         assert_eq!(store.backlog(), 0);
-        let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM live_entries WHERE game_id = 1")
+        let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM live_entries WHERE game_id = $1")
+            .bind(gid(id))
             .fetch_one(store.pool.as_ref().unwrap())
             .await
             .unwrap();
@@ -956,5 +963,73 @@ mod name_tests {
         // The older players are all still there.
         let ann = store.player_by_token_hash("old-2").await.unwrap().unwrap();
         assert_eq!(ann.name, "ann");
+    }
+
+    /// Games stored under the old integer ids keep their records and their order, under
+    /// UUIDs older than every v7 id; their cut-off journal rows follow them.
+    #[tokio::test]
+    async fn integer_game_ids_become_uuids_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("old.db");
+        let old = dir.path().join("migrations");
+        std::fs::create_dir(&old).unwrap();
+        for file in ["20250101000000_init.sql", "20251125000000_name_key.sql"] {
+            let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+            std::fs::copy(from.join(file), old.join(file)).unwrap();
+        }
+        {
+            let options = SqliteConnectOptions::new()
+                .filename(&db)
+                .create_if_missing(true);
+            let pool = SqlitePoolOptions::new()
+                .connect_with(options)
+                .await
+                .unwrap();
+            sqlx::migrate::Migrator::new(old.as_path())
+                .await
+                .unwrap()
+                .run(&pool)
+                .await
+                .unwrap();
+            for id in [5i64, 12] {
+                sqlx::query(
+                    "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, \
+                     settings, state, move_count, started_ms, ended_ms) \
+                     VALUES ($1, 'r', 'Ann', 'b', 'Ben', 1, $2, 'finished', 3, 1, 2)",
+                )
+                .bind(id)
+                .bind(
+                    serde_json::to_string(&Settings::level(protocol::settings::Level::One))
+                        .unwrap(),
+                )
+                .execute(&pool)
+                .await
+                .unwrap();
+            }
+            pool.close().await;
+        }
+        let store = Store::open(Some(&db)).await.unwrap();
+        let ids: Vec<String> = store
+            .recent_games(Some("Ann"), None, 10)
+            .await
+            .unwrap()
+            .iter()
+            .map(|g| g.id.to_string())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "00000000-0000-0000-0000-00000000000c",
+                "00000000-0000-0000-0000-000000000005"
+            ]
+        );
+        let newer = GameId::now_v7();
+        assert!(newer > ids[0].parse::<GameId>().unwrap());
+        let before_12 = store
+            .recent_games(None, Some(ids[0].parse().unwrap()), 10)
+            .await
+            .unwrap();
+        assert_eq!(before_12.len(), 1);
+        assert_eq!(before_12[0].id.to_string(), ids[1]);
     }
 }

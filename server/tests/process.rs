@@ -221,7 +221,7 @@ async fn a_crash_after_the_end_loses_nothing_and_sigterm_exits_zero() {
             .expect("open the file");
         loop {
             let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM live_entries WHERE game_id = $1")
-                .bind(cut as i64)
+                .bind(cut.to_string())
                 .fetch_one(&mut conn)
                 .await
                 .unwrap_or(0);

@@ -81,7 +81,7 @@ async fn bad_messages_before_and_at_hello() {
     c.send(&ClientMessage::CancelSeek).await;
     c.expect_error("not_seeking").await;
     c.send(&ClientMessage::Watch {
-        game: 999,
+        game: protocol::wire::GameId::now_v7(),
         after_seq: None,
     })
     .await;
@@ -114,14 +114,14 @@ async fn bad_actions_change_nothing() {
     // A square that does not exist is a bad message.
     red.client
         .send_raw(&format!(
-            r#"{{"type":"act","game":{game},"action":{{"type":"start","from":"h9"}}}}"#
+            r#"{{"type":"act","game":"{game}","action":{{"type":"start","from":"h9"}}}}"#
         ))
         .await;
     red.expect_error("bad_message").await;
     // Another game.
     red.client
         .send(&ClientMessage::Act {
-            game: game + 100,
+            game: protocol::wire::GameId::now_v7(),
             action: Action::Resign,
         })
         .await;

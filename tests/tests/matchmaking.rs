@@ -218,8 +218,32 @@ async fn a_private_game_is_joined_by_its_code() {
     assert_eq!(g.game, h.game);
     assert_eq!(h.snapshot.view.settings, settings);
     // The code is used up.
-    other.send(&ClientMessage::JoinCode { code }).await;
+    other
+        .send(&ClientMessage::JoinCode { code: code.clone() })
+        .await;
     other.expect_error("unknown_code").await;
+    // A spectator needs the code: by id alone the game is unknown to him.
+    let mut spectator = Client::new_player(&server, "Vic").await;
+    spectator
+        .send(&ClientMessage::Watch {
+            game: g.game,
+            after_seq: None,
+        })
+        .await;
+    spectator.expect_error("unknown_game").await;
+    for (bad, code_err) in [("K7", "bad_code"), ("ZZZZZZ", "unknown_code")] {
+        spectator
+            .send(&ClientMessage::WatchCode { code: bad.into() })
+            .await;
+        spectator.expect_error(code_err).await;
+    }
+    spectator
+        .send(&ClientMessage::WatchCode {
+            code: format!(" {} ", code.to_lowercase()),
+        })
+        .await;
+    let v = Follower::await_snapshot(spectator).await;
+    assert_eq!((v.game, v.seat), (g.game, None));
 }
 
 /// A challenge to a named online player: declined, then accepted; errors for the rest.

@@ -10,7 +10,10 @@ use sqlx::{ConnectOptions, Row};
 use tamsk_tests::*;
 
 /// Reads a game's row straight from the database file, as another process would.
-async fn row_in_file(path: &std::path::Path, id: u64) -> Option<(String, Option<String>, String)> {
+async fn row_in_file(
+    path: &std::path::Path,
+    id: protocol::wire::GameId,
+) -> Option<(String, Option<String>, String)> {
     let mut conn = SqliteConnectOptions::new()
         .filename(path)
         .read_only(true)
@@ -18,7 +21,7 @@ async fn row_in_file(path: &std::path::Path, id: u64) -> Option<(String, Option<
         .await
         .expect("open the database file");
     sqlx::query("SELECT state, winner, reason FROM games WHERE id = $1 AND state <> 'playing'")
-        .bind(id as i64)
+        .bind(id.to_string())
         .fetch_optional(&mut conn)
         .await
         .expect("query")
@@ -87,7 +90,7 @@ async fn a_finished_game_is_stored_before_its_end_is_announced() {
         .unwrap()
         .starts_with("application/json"));
     let v = resp.json();
-    assert_eq!(v["id"], id);
+    assert_eq!(v["id"], id.to_string());
     assert_eq!(v["red"]["player_id"], red.client.player_id.as_str());
     assert_eq!(v["black"]["name"], black.client.name.as_str());
     assert_eq!(v["state"], "finished");
@@ -121,7 +124,7 @@ async fn a_finished_game_is_stored_before_its_end_is_announced() {
     assert!(lines[1].contains("\tresigned\t"), "{}", resp.body);
     let list = get_json(server.addr, &format!("/games?player={name}")).await;
     assert_eq!(list["games"].as_array().unwrap().len(), 1);
-    assert_eq!(list["games"][0]["id"], id);
+    assert_eq!(list["games"][0]["id"], id.to_string());
     assert!(
         list["games"][0].get("record").is_none(),
         "the list is short"
@@ -137,7 +140,12 @@ async fn bad_game_requests_are_refused_specifically() {
     let server = TestServer::start().await;
     for (path, status, code) in [
         ("/games/abc", 400, "bad_game_id"),
-        ("/games/12345", 404, "unknown_game"),
+        ("/games/12345", 400, "bad_game_id"),
+        (
+            "/games/0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f",
+            404,
+            "unknown_game",
+        ),
         ("/games?limit=0", 400, "bad_limit"),
         ("/games?limit=9999", 400, "bad_limit"),
         ("/games?before=x", 400, "bad_before"),
@@ -224,11 +232,11 @@ async fn games_and_players_survive_a_restart() {
     );
     // Both of the player's games are listed, newest first.
     let list = get_json(server.addr, &format!("/games?player={name}")).await;
-    let ids: Vec<u64> = list["games"]
+    let ids: Vec<protocol::wire::GameId> = list["games"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|g| g["id"].as_u64().unwrap())
+        .map(|g| g["id"].as_str().unwrap().parse().unwrap())
         .collect();
     assert_eq!(ids, [live, finished]);
     // Paging: before the newest.

@@ -71,7 +71,7 @@ async fn a_snapshot_is_a_documented_view_that_rebuilds_the_replica() {
     play_random(&mut red, &mut black, 7, 4).await;
     let mut viewer = Client::new_player(&server, "Viv").await;
     viewer
-        .send_raw(&format!(r#"{{"type":"watch","game":{}}}"#, red.game))
+        .send_raw(&format!(r#"{{"type":"watch","game":"{}"}}"#, red.game))
         .await;
     let text = loop {
         match within("snapshot", viewer.ws.next()).await {
@@ -84,6 +84,9 @@ async fn a_snapshot_is_a_documented_view_that_rebuilds_the_replica() {
     };
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert!(v.get("state").is_none(), "no engine struct: {v}");
+    // Game ids are UUID v7 strings (unique across restarts and nodes, time-ordered).
+    let id: protocol::wire::GameId = v["game"].as_str().expect("a string id").parse().unwrap();
+    assert_eq!(id.get_version_num(), 7, "{v}");
     let view = &v["view"];
     for field in [
         "settings",
@@ -248,7 +251,7 @@ async fn answers_echo_the_request_id_and_errors_carry_the_receipt_instant() {
     let before = unix_ms();
     red.client
         .send_raw(&format!(
-            r#"{{"type":"act","id":"mine-1","game":{game},"action":{{"type":"move","from":"d2","to":"d3","drop":true}}}}"#
+            r#"{{"type":"act","id":"mine-1","game":"{game}","action":{{"type":"move","from":"d2","to":"d3","drop":true}}}}"#
         ))
         .await;
     let e = raw(&mut red.client).await;
@@ -256,7 +259,7 @@ async fn answers_echo_the_request_id_and_errors_carry_the_receipt_instant() {
     assert_eq!(e["type"], "error", "{e}");
     assert_eq!(e["code"], "not_your_turn", "{e}");
     assert_eq!(e["id"], "mine-1", "{e}");
-    assert_eq!(e["game"], game, "{e}");
+    assert_eq!(e["game"], game.to_string(), "{e}");
     let server_ms = e["server_ms"].as_u64().expect("server_ms");
     assert!(before <= server_ms && server_ms <= after, "{e}");
     let at_ms = e["at_ms"].as_u64().expect("at_ms");
@@ -317,7 +320,7 @@ async fn answers_echo_the_request_id_and_errors_carry_the_receipt_instant() {
     // The snapshot answering a watch echoes it; the events after it do not.
     let mut viewer = Client::new_player(&server, "Viv").await;
     viewer
-        .send_raw(&format!(r#"{{"type":"watch","game":{game},"id":"w"}}"#))
+        .send_raw(&format!(r#"{{"type":"watch","game":"{game}","id":"w"}}"#))
         .await;
     let s = raw(&mut viewer).await;
     assert_eq!(
@@ -330,7 +333,7 @@ async fn answers_echo_the_request_id_and_errors_carry_the_receipt_instant() {
     // A refused game command through the game task: claim while the opponent is here.
     red.client
         .send_raw(&format!(
-            r#"{{"type":"claim_abandonment","game":{game},"id":9}}"#
+            r#"{{"type":"claim_abandonment","game":"{game}","id":9}}"#
         ))
         .await;
     let e = raw(&mut red.client).await;
@@ -352,13 +355,13 @@ async fn unknown_fields_are_refused_by_name() {
     for (text, field) in [
         (
             format!(
-                r#"{{"type":"act","game":{game},"action":{{"type":"move","from":"d1","to":"d2","drop":true,"fast":1}}}}"#
+                r#"{{"type":"act","game":"{game}","action":{{"type":"move","from":"d1","to":"d2","drop":true,"fast":1}}}}"#
             ),
             "action.fast",
         ),
         (
             format!(
-                r#"{{"type":"act","game":{game},"seat":"black","action":{{"type":"resign"}}}}"#
+                r#"{{"type":"act","game":"{game}","seat":"black","action":{{"type":"resign"}}}}"#
             ),
             "seat",
         ),
