@@ -100,8 +100,13 @@ pub struct Config {
     /// The SQLite database file (created on first run); `None`: a private in-memory
     /// database that goes with the process.
     pub db_path: Option<PathBuf>,
-    /// At shutdown, how long live games may go on before they are aborted.
+    /// At shutdown, how long live games may go on before they are suspended (or aborted
+    /// without `resume_games`).
     pub drain: Duration,
+    /// Games live when the server stops (SIGTERM after the drain, or a crash) are taken up
+    /// again at the next start from their journal; off: they are stored as aborted
+    /// (`shutdown` or `crash`).
+    pub resume_games: bool,
     /// How the computer takes its time.
     pub bot: protocol::bot::BotConfig,
     /// How long a challenge waits for an answer.
@@ -162,6 +167,7 @@ impl Default for Config {
             challenge_timeout: Duration::from_secs(60),
             bot: protocol::bot::BotConfig::default(),
             drain: Duration::from_secs(30),
+            resume_games: true,
             precise_timer: true,
             abort_ms: protocol::settings::Settings::default().abort_ms,
             late_release_ms: protocol::settings::Settings::default().late_release_ms,

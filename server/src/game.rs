@@ -26,7 +26,7 @@ use crate::history::History;
 use crate::hub::{
     encode, Delivery, GameHandle, Hub, Peer, PlayerRec, Seeker, CLOSE_FELL_BEHIND, CLOSE_SLOW,
 };
-use crate::store::{GameEnd, GameStart, Write};
+use crate::store::{GameEnd, GameStart, LiveGame, Write};
 
 /// Queue slots left free after the missed events of a resumption, for what follows them:
 /// with less room the client gets a snapshot instead (one frame).
@@ -140,68 +140,20 @@ pub fn spawn(
 ) {
     let [red, black] = seekers;
     let seats = [red.player.clone(), black.player.clone()];
-    let game = Game::new(settings.clone());
     let start_info = GameStart {
         id,
         red: player_ref(&seats[0]),
         black: player_ref(&seats[1]),
         settings: settings.clone(),
         started_ms: unix_ms(),
+        code,
     };
     hub.store.submit(Write::GameStarted(start_info.clone()));
-    let summary = Arc::new(Mutex::new(GameSummary {
-        game: id,
-        level: settings.level,
-        settings,
-        red: player_ref(&seats[0]),
-        black: player_ref(&seats[1]),
-        move_count: 0,
-        watchers: 0,
-        state: "playing".into(),
-    }));
-    let (tx, rx) = mpsc::channel(hub.config.game_queue);
-    let start = Instant::now();
-    hub.games.insert(
-        id,
-        GameHandle {
-            tx,
-            summary: summary.clone(),
-            seats: seats.clone(),
-            start,
-            code,
-        },
-    );
-    let mut task = GameTask {
-        id,
-        hub: hub.clone(),
-        game,
-        start,
-        seats,
-        subs: Vec::new(),
-        seq: 0,
-        history: History::new(hub.config.history),
-        away: [None; 2],
-        lag_ms: [None; 2],
-        summary,
-        linger_until: None,
-        start_info,
-        entries: Vec::new(),
-        stored: false,
-        durable: None,
-        held: Vec::new(),
-        deferred: VecDeque::new(),
-        stopping: false,
-        rematch: [None, None],
-        rematched: None,
-        playing: Some(hub.playing_guard()),
-        alarm: hub.alarms.as_ref().map(|a| a.alarm()),
-        watchers_told: 0,
-        watchers_sent: None,
-        watchers_due: None,
-    };
     hub.metrics
         .games_started
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let game = Game::new(settings);
+    let (mut task, rx) = GameTask::open(&hub, start_info, game, Vec::new(), seats, Instant::now());
     let seekers = [(Player::Red, red), (Player::Black, black)];
     // Both seats' lags, when already measured, go into both snapshots and into the engine
     // from the first instant (recorded entries, as every later change is).
@@ -222,11 +174,126 @@ pub fn spawn(
         task.send_snapshot(&seeker.peer, Some(seat));
     }
     tracing::info!(game = %id, red = %task.seats[0].id, black = %task.seats[1].id, "game started");
-    let alive = hub.game_alive_token();
-    tokio::spawn(async move {
-        task.run(rx).await;
-        drop(alive);
-    });
+    task.launch(rx);
+}
+
+/// Takes up a game the server was playing when it stopped, from its journal: the game
+/// time went on while the server was down (its clocks are wall-clock instants from the
+/// game's start), so what fell due meanwhile happens at once, at its own instant. Both
+/// players are away from now, each with a fresh reconnection grace; the computer's seat
+/// is taken again by its in-process driver. The game is handed back if it cannot be
+/// resumed (already over, or its start cannot be placed on this machine's clock).
+pub fn restore(hub: &Arc<Hub>, live: LiveGame) -> Result<GameId, Box<LiveGame>> {
+    let elapsed = Duration::from_millis(unix_ms().saturating_sub(live.start.started_ms));
+    let start = match Instant::now().checked_sub(elapsed) {
+        Some(start) if live.game.is_playing() => start,
+        _ => return Err(Box::new(live)),
+    };
+    let LiveGame {
+        start: start_info,
+        game,
+        entries,
+    } = live;
+    let id = start_info.id;
+    let seats = [&start_info.red, &start_info.black].map(|p| hub.seat_player(p));
+    let (mut task, rx) = GameTask::open(hub, start_info, game, entries, seats, start);
+    // Sequence numbers of this run start above any the last run gave (at most 1,000 a
+    // millisecond of its life): a client that comes back with an `after_seq` of the last
+    // run gets a snapshot, never events numbered for another run.
+    task.seq = unix_ms().saturating_mul(1_000);
+    task.history = History::after(task.seq, hub.config.history);
+    let now = task.now_ms();
+    task.catch_up(now);
+    for p in Player::BOTH {
+        let player = task.seats[p.index()].clone();
+        if player.bot {
+            let peer = crate::bot::seat_peer(hub, &player);
+            peer.seated.add(id);
+            task.subs.push(Sub {
+                peer: peer.clone(),
+                seat: Some(p),
+            });
+            task.send_snapshot(&peer, Some(p));
+        } else {
+            task.after_detach(Some(p));
+        }
+    }
+    tracing::info!(game = %id, at_ms = now, "game resumed after a restart");
+    task.launch(rx);
+    Ok(id)
+}
+
+impl GameTask {
+    /// The task of a game and its listing in the hub; nobody is subscribed yet.
+    fn open(
+        hub: &Arc<Hub>,
+        start_info: GameStart,
+        game: Game,
+        entries: Vec<Entry>,
+        seats: [Arc<PlayerRec>; 2],
+        start: Instant,
+    ) -> (GameTask, mpsc::Receiver<GameCmd>) {
+        let id = start_info.id;
+        let settings = game.settings().clone();
+        let summary = Arc::new(Mutex::new(GameSummary {
+            game: id,
+            level: settings.level,
+            settings,
+            red: player_ref(&seats[0]),
+            black: player_ref(&seats[1]),
+            move_count: game.move_count(),
+            watchers: 0,
+            state: "playing".into(),
+        }));
+        let (tx, rx) = mpsc::channel(hub.config.game_queue);
+        hub.games.insert(
+            id,
+            GameHandle {
+                tx,
+                summary: summary.clone(),
+                seats: seats.clone(),
+                start,
+                code: start_info.code.clone(),
+            },
+        );
+        let task = GameTask {
+            id,
+            hub: hub.clone(),
+            game,
+            start,
+            seats,
+            subs: Vec::new(),
+            seq: 0,
+            history: History::new(hub.config.history),
+            away: [None; 2],
+            lag_ms: [None; 2],
+            summary,
+            linger_until: None,
+            start_info,
+            entries,
+            stored: false,
+            durable: None,
+            held: Vec::new(),
+            deferred: VecDeque::new(),
+            stopping: false,
+            rematch: [None, None],
+            rematched: None,
+            playing: Some(hub.playing_guard()),
+            alarm: hub.alarms.as_ref().map(|a| a.alarm()),
+            watchers_told: 0,
+            watchers_sent: None,
+            watchers_due: None,
+        };
+        (task, rx)
+    }
+
+    fn launch(self, rx: mpsc::Receiver<GameCmd>) {
+        let alive = self.hub.game_alive_token();
+        tokio::spawn(async move {
+            self.run(rx).await;
+            drop(alive);
+        });
+    }
 }
 
 /// Waits for a deadline: on the alarm thread if the server has one, else on tokio's timer.
@@ -312,7 +379,11 @@ impl GameTask {
                 biased;
                 _ = shutdown.changed() => {
                     let now = self.now_ms();
-                    if self.game.is_playing() {
+                    if self.game.is_playing() && self.hub.config.resume_games {
+                        // Suspended, not ended: its journal is in the database, and the
+                        // next start takes it up again (`restore`).
+                        tracing::info!(game = %self.id, at_ms = now, "game suspended for a restart");
+                    } else if self.game.is_playing() {
                         let events = self.game.abort(AbortReason::Shutdown, now);
                         self.publish_play(now, EntryKind::Abort { reason: AbortReason::Shutdown }, events);
                     }

@@ -67,8 +67,14 @@ pub struct History {
 
 impl History {
     pub fn new(cap: usize) -> History {
+        History::after(0, cap)
+    }
+
+    /// A log whose first event will be `last + 1` (a game taken up after a restart numbers
+    /// on from there).
+    pub fn after(last: Seq, cap: usize) -> History {
         History {
-            first: 1,
+            first: last + 1,
             items: VecDeque::new(),
             cap: cap.max(1),
         }

@@ -36,7 +36,8 @@ pub async fn run(listener: TcpListener, shutdown: impl Future<Output = ()> + Sen
     run_with(listener, Config::default(), shutdown).await
 }
 
-/// Serves with `config` until `shutdown` completes; then aborts live games, closes every
+/// Serves with `config` until `shutdown` completes; then suspends live games (to be
+/// resumed at the next start; aborted without `resume_games`), closes every
 /// connection and returns once their tasks have ended (or after a few seconds). A
 /// database that cannot be opened is logged and nothing is served: see [`try_run_with`].
 pub async fn run_with(
@@ -55,7 +56,12 @@ pub async fn try_run_with(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let store = store::Store::open(config.db_path.as_deref()).await?;
+    let path = config.db_path.as_deref();
+    let (store, live) = if config.resume_games {
+        store::Store::open_resuming(path).await?
+    } else {
+        (store::Store::open(path).await?, Vec::new())
+    };
     let (stop_tx, stop_rx) = watch::channel(false);
     let (stop_games_tx, stop_games_rx) = watch::channel(false);
     let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
@@ -69,6 +75,7 @@ pub async fn try_run_with(
         games_alive_tx,
         alive_tx,
     ));
+    resume(&hub, &store, live).await?;
     let shutdown_hub = hub.clone();
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "listening");
@@ -96,5 +103,27 @@ pub async fn try_run_with(
     // Everything the games queued (their ends, aborted ones included) is on disk.
     store.flush().await;
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// Takes up the games the last run left live; those that cannot be resumed are stored.
+async fn resume(
+    hub: &Arc<hub::Hub>,
+    store: &store::Store,
+    live: Vec<store::LiveGame>,
+) -> anyhow::Result<()> {
+    let (mut resumed, mut stored) = (0, 0);
+    for cut in live {
+        match game::restore(hub, cut) {
+            Ok(_) => resumed += 1,
+            Err(cut) => {
+                store.store_aborted(*cut).await?;
+                stored += 1;
+            }
+        }
+    }
+    if resumed + stored > 0 {
+        tracing::warn!(resumed, stored, "games left live by the last run");
+    }
     Ok(())
 }

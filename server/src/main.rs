@@ -19,9 +19,14 @@ struct Args {
     #[arg(long, env = "TAMSK_DB", default_value = "tamsk.db")]
     db: PathBuf,
     /// At shutdown (SIGTERM, ctrl-c), how long live games may go on before the rest are
-    /// aborted (and stored).
+    /// suspended to be resumed at the next start (or, with `--resume-games false`, aborted
+    /// and stored).
     #[arg(long, env = "TAMSK_DRAIN_MS", default_value_t = 30_000)]
     drain_ms: u64,
+    /// Games still live when the server stops (after the drain, or in a crash) are resumed
+    /// from the database at the next start; `false`: they are stored as aborted.
+    #[arg(long, env = "TAMSK_RESUME_GAMES", default_value_t = true, action = clap::ArgAction::Set)]
+    resume_games: bool,
     /// Structured (JSON) logs. Log level from RUST_LOG (default info).
     #[arg(
         long,
@@ -195,6 +200,7 @@ async fn main() -> anyhow::Result<()> {
             .max(Duration::from_millis(args.ping_interval_ms * 3)),
         db_path: Some(args.db),
         drain: Duration::from_millis(args.drain_ms),
+        resume_games: args.resume_games,
         abort_ms: args.abort_ms,
         late_release_ms: args.late_release_ms,
         bot: protocol::bot::BotLevel::from(args.bot_level).config(),

@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use protocol::game::{AbortReason, Game, Player, Status};
-use protocol::record::{Entry, EntryKind, Record, RecordFile};
+use protocol::game::{Game, Player, Status};
+use protocol::record::{Entry, Record, RecordFile};
 use protocol::settings::Settings;
 use protocol::wire::{GameId, PlayerRef};
 use serde::Serialize;
@@ -30,6 +30,10 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use tokio::sync::{mpsc, oneshot, Notify};
+
+#[path = "store_journal.rs"]
+mod journal;
+pub use journal::LiveGame;
 
 /// Writes waiting for the writer task. Room is allocated only as it fills (tokio's queue
 /// grows by blocks of 32), so a large bound costs nothing while the writer keeps up; a
@@ -65,6 +69,9 @@ pub struct GameStart {
     pub black: PlayerRef,
     pub settings: Settings,
     pub started_ms: u64,
+    /// The code of a private game (kept so that a game resumed after a restart stays
+    /// private).
+    pub code: Option<String>,
 }
 
 /// A game that is over (finished or aborted), with its whole record.
@@ -283,6 +290,22 @@ impl Store {
 
     /// [`Store::open`] with a writer queue of `queue` writes (before the overflow).
     pub async fn open_with(path: Option<&Path>, queue: usize) -> anyhow::Result<Store> {
+        let (store, live) = Store::open_inner(path, queue, false).await?;
+        debug_assert!(live.is_empty());
+        Ok(store)
+    }
+
+    /// Opens the database like [`Store::open`], but hands over the games a stop cut off
+    /// (SIGTERM or crash) to be resumed instead of storing them as aborted.
+    pub async fn open_resuming(path: Option<&Path>) -> anyhow::Result<(Store, Vec<LiveGame>)> {
+        Store::open_inner(path, WRITE_QUEUE, true).await
+    }
+
+    async fn open_inner(
+        path: Option<&Path>,
+        queue: usize,
+        resume: bool,
+    ) -> anyhow::Result<(Store, Vec<LiveGame>)> {
         let pool = match path {
             Some(path) => {
                 let options = SqliteConnectOptions::new()
@@ -315,12 +338,15 @@ impl Store {
             .run(&pool)
             .await
             .map_err(|e| anyhow::anyhow!("database migration failed: {e}"))?;
-        let recovered = recover(&pool).await?;
-        if recovered > 0 {
-            tracing::warn!(
-                games = recovered,
-                "stored games cut off by a crash as aborted"
-            );
+        let mut live = journal::load(&pool).await?;
+        if !resume {
+            let n = live.len();
+            for game in live.drain(..) {
+                journal::store_aborted(&pool, game).await?;
+            }
+            if n > 0 {
+                tracing::warn!(games = n, "stored games cut off by a stop as aborted");
+            }
         }
         let (tx, rx) = mpsc::channel(queue.max(1));
         let stats = Arc::new(StoreStats::default());
@@ -342,12 +368,21 @@ impl Store {
             })?;
         let overflow = Arc::new(Overflow::default());
         overflow.start_forwarding(&tx);
-        Ok(Store {
+        let store = Store {
             tx,
             pool: Some(pool),
             stats,
             overflow,
-        })
+        };
+        Ok((store, live))
+    }
+
+    /// Stores a cut-off game that will not be resumed as aborted (reason `crash`).
+    pub async fn store_aborted(&self, game: LiveGame) -> anyhow::Result<()> {
+        match &self.pool {
+            Some(pool) => journal::store_aborted(pool, game).await,
+            None => Ok(()),
+        }
     }
 
     /// A store that keeps nothing and acknowledges every write at once (tests of timing
@@ -572,88 +607,6 @@ fn ms(v: u64) -> i64 {
     v.min(i64::MAX as u64) as i64
 }
 
-/// Stores every game still marked live (the server stopped without storing it) as
-/// aborted with reason `crash`, its record rebuilt from its entries.
-async fn recover(pool: &SqlitePool) -> anyhow::Result<usize> {
-    sqlx::query(
-        "DELETE FROM live_entries WHERE game_id IN (SELECT id FROM games WHERE state <> 'playing')",
-    )
-    .execute(pool)
-    .await?;
-    let rows = sqlx::query(
-        "SELECT id, red_id, red_name, black_id, black_name, settings, started_ms \
-         FROM games WHERE state = 'playing' ORDER BY id",
-    )
-    .fetch_all(pool)
-    .await?;
-    let mut n = 0;
-    for r in rows {
-        let id = match read_gid(&r) {
-            Ok(id) => id,
-            Err(e) => {
-                tracing::error!(error = %e, "unreadable id of a cut-off game");
-                continue;
-            }
-        };
-        let settings: Settings = match serde_json::from_str(&r.get::<String, _>("settings")) {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::error!(game = %id, error = %e, "unreadable settings of a cut-off game");
-                continue;
-            }
-        };
-        let start = GameStart {
-            id,
-            red: PlayerRef {
-                player_id: r.get("red_id"),
-                name: r.get("red_name"),
-            },
-            black: PlayerRef {
-                player_id: r.get("black_id"),
-                name: r.get("black_name"),
-            },
-            settings: settings.clone(),
-            started_ms: r.get::<i64, _>("started_ms") as u64,
-        };
-        let entry_rows =
-            sqlx::query("SELECT entry FROM live_entries WHERE game_id = $1 ORDER BY idx")
-                .bind(gid(id))
-                .fetch_all(pool)
-                .await?;
-        let mut game = Game::new(settings);
-        let mut entries = Vec::new();
-        for e in entry_rows {
-            let Ok(entry) = serde_json::from_str::<Entry>(&e.get::<String, _>("entry")) else {
-                break;
-            };
-            // Only what replays: a gap (a lost write) ends the record there.
-            if entry.apply_to(&mut game).is_err() {
-                break;
-            }
-            entries.push(entry);
-        }
-        let mut reason = None;
-        if game.is_playing() {
-            let at = game.now();
-            game.abort(AbortReason::Shutdown, at);
-            entries.push(Entry {
-                at_ms: at,
-                kind: EntryKind::Abort {
-                    reason: AbortReason::Shutdown,
-                },
-            });
-            reason = Some("crash");
-        }
-        let ended_ms = start.started_ms + game.now();
-        let end = GameEnd::of(start, &game, entries, ended_ms, reason);
-        let mut tx = pool.begin().await?;
-        write_end(&mut tx, &end).await?;
-        tx.commit().await?;
-        n += 1;
-    }
-    Ok(n)
-}
-
 /// The writer task: batches what is queued into one transaction, then acknowledges.
 async fn writer(pool: SqlitePool, mut rx: mpsc::Receiver<Write>, stats: Arc<StoreStats>) {
     let mut batch = Vec::with_capacity(BATCH);
@@ -741,8 +694,8 @@ async fn write_batch(pool: &SqlitePool, batch: &[Write]) -> anyhow::Result<()> {
             Write::GameStarted(g) => {
                 sqlx::query(
                     "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, \
-                     settings, state, move_count, started_ms) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'playing', 0, $8) \
+                     settings, state, move_count, started_ms, code) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'playing', 0, $8, $9) \
                      ON CONFLICT (id) DO NOTHING",
                 )
                 .bind(gid(g.id))
@@ -753,6 +706,7 @@ async fn write_batch(pool: &SqlitePool, batch: &[Write]) -> anyhow::Result<()> {
                 .bind(g.settings.level.number() as i64)
                 .bind(serde_json::to_string(&g.settings)?)
                 .bind(ms(g.started_ms))
+                .bind(&g.code)
                 .execute(&mut *tx)
                 .await?;
             }
@@ -863,6 +817,7 @@ mod tests {
             black: player("b"),
             settings: Settings::blitz(Level::One),
             started_ms: 1,
+            code: None,
         };
         store.submit(Write::GameStarted(start.clone()));
         for idx in 0..2_000 {

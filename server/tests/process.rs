@@ -1,6 +1,7 @@
 //! The `tamsk-server` binary as a process: a crash (SIGKILL) right after a game's end is
 //! announced still finds the game stored at the next start on the same database file; a
-//! game cut off by a crash is stored as aborted; SIGTERM drains, stores and exits 0.
+//! game cut off by a crash is resumed at the next start (or, with `--resume-games false`,
+//! stored as aborted); SIGTERM drains, stores and exits 0.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -88,8 +89,10 @@ async fn send(ws: &mut Ws, msg: &ClientMessage) {
 }
 
 async fn recv(ws: &mut Ws) -> ServerMessage {
+    // One deadline for the message, whatever pings come meanwhile.
+    let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let frame = tokio::time::timeout(WAIT, ws.next())
+        let frame = tokio::time::timeout_at(deadline, ws.next())
             .await
             .expect("a message in time")
             .expect("open")
@@ -237,8 +240,9 @@ async fn a_crash_after_the_end_loses_nothing_and_sigterm_exits_zero() {
     server.kill_hard();
     drop((red, black));
 
-    // At the next start the cut-off game is stored as aborted, with its move.
-    let server = Server::start(&db, 200);
+    // At the next start without resumption, the cut-off game is stored as aborted, with
+    // its move.
+    let server = Server::start_with(&db, 200, &["--resume-games", "false"], &[]);
     let v = stored(&server.addr, cut).await;
     assert_eq!(v["state"], "aborted");
     assert_eq!(v["reason"], "crash");
@@ -284,4 +288,165 @@ async fn the_operator_sets_the_fixed_bounds() {
         }
         other => panic!("expected seeking, got {other:?}"),
     }
+}
+
+/// A player who says hello: his connection and his token.
+async fn player_with_token(
+    addr: &str,
+    name: Option<&str>,
+    token: Option<&str>,
+) -> (Ws, Vec<GameId>, String) {
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .expect("connect");
+    let hello = ClientMessage::Hello {
+        version: 1,
+        name: name.map(Into::into),
+        token: token.map(Into::into),
+        guest: false,
+    };
+    send(&mut ws, &hello).await;
+    match recv(&mut ws).await {
+        ServerMessage::Welcome { token, games, .. } => (ws, games, token),
+        other => panic!("expected welcome, got {other:?}"),
+    }
+}
+
+/// A move (with its drop) for `seat`, which is on turn.
+fn a_whole_move(game: &protocol::game::Game, seat: Player) -> Action {
+    game.legal_actions(seat)
+        .into_iter()
+        .find(|a| matches!(a, Action::Move { drop: true, .. } | Action::Place { .. }))
+        .expect("a move")
+}
+
+/// The next entry of the game (a `play` event); an error is a failure.
+async fn next_entry(ws: &mut Ws) -> protocol::record::Entry {
+    loop {
+        match recv(ws).await {
+            ServerMessage::Event(ev) => {
+                if let Change::Play { entry, .. } = ev.change {
+                    return entry;
+                }
+            }
+            ServerMessage::Error { code, message, .. } => panic!("{code}: {message}"),
+            _ => {}
+        }
+    }
+}
+
+/// The next snapshot, skipping anything else.
+async fn snapshot(ws: &mut Ws) -> protocol::wire::Snapshot {
+    loop {
+        if let ServerMessage::Snapshot(s) = recv(ws).await {
+            return *s;
+        }
+    }
+}
+
+/// kill -9 in the middle of a game against the computer: at the next start the game goes
+/// on from its journal. The player comes back with his token, finds his game, gets it
+/// whole, and the computer (its seat taken again by the new process) answers his move.
+#[tokio::test]
+async fn a_game_cut_by_a_crash_resumes_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tamsk.db");
+    let server = Server::start(&db, 0);
+    let (mut ws, _, token) = player_with_token(&server.addr, Some("Pia"), None).await;
+    // Level 2 with 3-minute glasses: nothing runs out while the server is down.
+    let settings = Settings::level(Level::Two);
+    send(
+        &mut ws,
+        &ClientMessage::PlayBot {
+            settings,
+            level: None,
+        },
+    )
+    .await;
+    let snap = snapshot(&mut ws).await;
+    let (id, seat) = (snap.game, snap.seat.expect("a seat"));
+    let mut game = snap.view.replica().expect("replays");
+    // Until one move each way has been released (and Pia's is hers).
+    let mut entries = snap.view.entries.len();
+    while game.move_count() < 2 {
+        if game.turn() == seat && game.is_playing() {
+            let action = a_whole_move(&game, seat);
+            send(&mut ws, &ClientMessage::Act { game: id, action }).await;
+        }
+        loop {
+            if let ServerMessage::Event(ev) = recv(&mut ws).await {
+                if let Change::Play { entry, .. } = &ev.change {
+                    entry
+                        .apply_to(&mut game)
+                        .expect("the server's entry replays");
+                    entries += 1;
+                    break;
+                }
+            }
+        }
+    }
+    // Every entry Pia has seen is in the file before the crash (written in the
+    // background: nothing to await in another process but the file itself).
+    let written = async {
+        use sqlx::ConnectOptions;
+        let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&db)
+            .read_only(true)
+            .connect()
+            .await
+            .expect("open the file");
+        loop {
+            let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM live_entries WHERE game_id = $1")
+                .bind(id.to_string())
+                .fetch_one(&mut conn)
+                .await
+                .unwrap_or(0);
+            if n as usize >= entries {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(WAIT, written)
+        .await
+        .expect("the entries are written");
+    server.kill_hard();
+    drop(ws);
+
+    let server = Server::start(&db, 0);
+    let (mut ws, games, _) = player_with_token(&server.addr, None, Some(&token)).await;
+    assert_eq!(games, [id], "the game is live again");
+    send(
+        &mut ws,
+        &ClientMessage::Join {
+            game: id,
+            after_seq: None,
+        },
+    )
+    .await;
+    let snap = snapshot(&mut ws).await;
+    assert_eq!(snap.seat, Some(seat));
+    let mut resumed = snap.view.replica().expect("replays");
+    assert!(
+        resumed.move_count() >= 2,
+        "the moves before the crash are kept"
+    );
+    let bot = if seat == Player::Red {
+        &snap.black
+    } else {
+        &snap.red
+    };
+    assert!(bot.connected, "the computer sits at its seat again");
+    // Pia moves when it is her turn; the computer answers.
+    let moves = resumed.move_count();
+    while resumed.move_count() < moves + 2 && resumed.is_playing() {
+        if resumed.turn() == seat {
+            let action = a_whole_move(&resumed, seat);
+            send(&mut ws, &ClientMessage::Act { game: id, action }).await;
+        }
+        let entry = next_entry(&mut ws).await;
+        entry.apply_to(&mut resumed).expect("replays");
+    }
+    assert!(resumed.move_count() >= moves + 2 || !resumed.is_playing());
+    assert!(server.terminate().success());
 }

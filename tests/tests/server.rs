@@ -29,11 +29,16 @@ async fn healthz_answers_beside_the_websocket() {
     assert!(!resp.starts_with("HTTP/1.1 2"), "{resp}");
 }
 
-/// On shutdown, live games are aborted (announced to the players), connections closed
-/// with "going away", and `run` returns.
+/// On shutdown without resumption, live games are aborted (announced to the players),
+/// connections closed with "going away", and `run` returns. (With resumption, the
+/// default, they are taken up at the next start: tests/restart.rs.)
 #[tokio::test]
 async fn shutdown_aborts_live_games_and_returns() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_with(server::Config {
+        resume_games: false,
+        ..test_config()
+    })
+    .await;
     let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::Two)).await;
     red.act(mv("d1", "d2", true)).await;
     red.until("move", |e| matches!(e, Event::MoveReleased { .. }))

@@ -13,6 +13,8 @@ async fn shutdown_drains_live_games_then_stores_the_rest_as_aborted() {
     let db = dir.path().join("tamsk.db");
     let config = server::Config {
         drain: Duration::from_millis(500),
+        // What is left after the drain is aborted (not suspended for the next start).
+        resume_games: false,
         ..config_with_db(&db)
     };
     let mut server = TestServer::start_with(config.clone()).await;

@@ -173,7 +173,12 @@ async fn bad_game_requests_are_refused_specifically() {
 async fn games_and_players_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("games.db");
-    let server = TestServer::start_with(config_with_db(&db)).await;
+    // Live games are aborted at the stop, not resumed (that is tests/restart.rs).
+    let config = server::Config {
+        resume_games: false,
+        ..config_with_db(&db)
+    };
+    let server = TestServer::start_with(config.clone()).await;
     let settings = Settings::blitz(Level::One);
     let (mut red, mut black) = start_game(&server, &settings).await;
     let finished = red.game;
@@ -213,7 +218,7 @@ async fn games_and_players_survive_a_restart() {
     black2.catch_up_to(red2.seq).await;
     server.stop().await;
 
-    let server = TestServer::start_with(config_with_db(&db)).await;
+    let server = TestServer::start_with(config).await;
     let v = get_json(server.addr, &format!("/games/{finished}")).await;
     assert_eq!(v["state"], "finished");
     assert_eq!(v["reason"], "resigned");

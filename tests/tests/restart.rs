@@ -1,0 +1,140 @@
+//! A server that stops with games live (SIGTERM past the drain) takes them up again at
+//! its next start, from the journal in its database: the players come back with their
+//! tokens, get a snapshot with every move, and play on. (A crash, kill -9, takes the
+//! same path: server/tests/process.rs.)
+
+use protocol::game::{Event, Player};
+use protocol::settings::{Level, Settings};
+use protocol::wire::{ClientMessage, ServerMessage, PROTOCOL_VERSION};
+use tamsk_tests::*;
+
+/// Red moves then Black, each waiting for the release; both followers caught up.
+async fn two_moves(red: &mut Follower, black: &mut Follower) {
+    for (mover, from, to) in [(Player::Red, "d1", "d2"), (Player::Black, "a1", "b1")] {
+        let (m, o) = match mover {
+            Player::Red => (&mut *red, &mut *black),
+            Player::Black => (&mut *black, &mut *red),
+        };
+        m.act(mv(from, to, true)).await;
+        m.until("the release", |e| matches!(e, Event::MoveReleased { .. }))
+            .await;
+        o.catch_up_to(m.seq).await;
+    }
+}
+
+/// Level 2 with 3-minute glasses (nothing runs out while the server restarts), and the
+/// bounds the test server fixes.
+fn settings() -> Settings {
+    let fixed = Settings::blitz(Level::One);
+    Settings {
+        abort_ms: fixed.abort_ms,
+        late_release_ms: fixed.late_release_ms,
+        ..Settings::level(Level::Two)
+    }
+}
+
+#[tokio::test]
+async fn a_game_live_at_a_stop_resumes_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tamsk.db");
+    let config = config_with_db(&db);
+    assert!(config.resume_games, "resuming is the default");
+    let server = TestServer::start_with(config.clone()).await;
+    let (mut red, mut black) = start_game(&server, &settings()).await;
+    two_moves(&mut red, &mut black).await;
+    let id = red.game;
+    let before = red.entries.clone();
+    let game_ms = red.replica.now();
+    server.stop().await;
+
+    let server = TestServer::start_with(config).await;
+    // Still being played: not among the stored games.
+    let stored = http_get(server.addr, &format!("/games/{id}"), None).await;
+    assert_eq!(stored.status, 404, "{}", stored.body);
+    assert!(stored.body.starts_with("game_live"), "{}", stored.body);
+    // Red comes back: his game is in the welcome; the numbering of the last run is gone,
+    // so he gets the whole game, with both moves.
+    let (mut client, games) = Client::returning(&server, &red.client.token).await;
+    assert_eq!(games, [id]);
+    client
+        .send(&ClientMessage::Join {
+            game: id,
+            after_seq: Some(red.seq),
+        })
+        .await;
+    let mut red = Follower::await_snapshot(client).await;
+    assert_eq!(red.seat, Some(Player::Red));
+    assert!(red.seq > red.log.len() as u64 + before.len() as u64);
+    assert_eq!(red.snapshot.view.entries[..before.len()], before[..]);
+    assert_eq!(red.replica.move_count(), 2);
+    // The game time went on while the server was down.
+    assert!(red.snapshot.view.at_ms >= game_ms);
+    // Black is away, with a fresh grace to come back.
+    assert!(!red.snapshot.black.connected);
+    assert!(red.snapshot.black.grace_until_ms.is_some());
+    let (mut client, games) = Client::returning(&server, &black.client.token).await;
+    assert_eq!(games, [id]);
+    client
+        .send(&ClientMessage::Join {
+            game: id,
+            after_seq: None,
+        })
+        .await;
+    let mut black = Follower::await_snapshot(client).await;
+    red.until_change("black is back", |c| {
+        matches!(
+            c,
+            protocol::wire::Change::Presence {
+                player: Player::Black,
+                connected: true,
+                ..
+            }
+        )
+    })
+    .await;
+    black.catch_up_to(red.seq).await;
+    // And they play on, every event checked against the replicas.
+    let moves = play_random(&mut red, &mut black, 11, 4).await;
+    assert!(moves > 0);
+    assert_eq!(
+        red.check_against_snapshot().await.view.entries.len(),
+        red.entries.len()
+    );
+    server.stop().await;
+}
+
+/// Without resumption the old behaviour stays: the game is stored as aborted.
+#[tokio::test]
+async fn without_resumption_a_stop_aborts_the_live_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tamsk.db");
+    let config = server::Config {
+        resume_games: false,
+        ..config_with_db(&db)
+    };
+    let server = TestServer::start_with(config.clone()).await;
+    let (mut red, mut black) = start_game(&server, &settings()).await;
+    two_moves(&mut red, &mut black).await;
+    let id = red.game;
+    server.stop().await;
+    let server = TestServer::start_with(config).await;
+    let v = get_json(server.addr, &format!("/games/{id}")).await;
+    assert_eq!(
+        (v["state"].as_str(), v["reason"].as_str()),
+        (Some("aborted"), Some("shutdown")),
+        "{v}"
+    );
+    let mut c = Client::connect(&server).await;
+    c.send(&ClientMessage::Hello {
+        version: PROTOCOL_VERSION,
+        name: None,
+        token: Some(red.client.token.clone()),
+        guest: false,
+    })
+    .await;
+    assert!(matches!(
+        c.recv().await,
+        ServerMessage::Welcome { games, .. } if games.is_empty()
+    ));
+    server.stop().await;
+}
