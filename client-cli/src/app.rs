@@ -228,6 +228,9 @@ pub struct App {
     pub pick: usize,
     /// The open seeks, in the lobby.
     pub seeks: Vec<protocol::wire::SeekInfo>,
+    /// Who is online (by name), in the lobby, and how many in all.
+    pub online: Vec<protocol::wire::PlayerRef>,
+    pub online_count: u32,
     /// When the lobby last asked for its lists.
     lobby_poll: Option<Instant>,
     pub log: Vec<LogLine>,
@@ -318,6 +321,8 @@ impl App {
             games: Vec::new(),
             pick: 0,
             seeks: Vec::new(),
+            online: Vec::new(),
+            online_count: 0,
             lobby_poll: None,
             log: Vec::new(),
             status: None,
@@ -417,6 +422,14 @@ impl App {
         if again {
             self.info("connection", "Connected again".into(), json!({}));
         }
+        // "Connection lost: reconnecting…" is no longer true.
+        if self
+            .status
+            .as_ref()
+            .is_some_and(|(_, s)| s.starts_with("Connection lost"))
+        {
+            self.status = None;
+        }
         self.last_ping = Some(at);
         vec![self.hello()]
     }
@@ -512,6 +525,11 @@ impl App {
             LobbyMessage::Seeks { seeks } => {
                 if self.phase == Phase::Lobby {
                     self.lobby_seeks(seeks)
+                }
+            }
+            LobbyMessage::Players { players, online } => {
+                if self.phase == Phase::Lobby {
+                    self.lobby_players(players, online)
                 }
             }
             LobbyMessage::Hosting { code, settings } => {
@@ -981,6 +999,15 @@ impl App {
             return;
         }
         let again = self.game.as_ref().is_some_and(|g| g.id == view.id);
+        if !again
+            && self
+                .status
+                .as_ref()
+                .is_some_and(|(k, _)| *k == LogKind::Info)
+        {
+            // "Challenging Bob…", "Taking Ann's seek…": done once the game is here.
+            self.status = None;
+        }
         self.hosting = None;
         self.challenge_sent = None;
         self.game = Some(view);

@@ -1,12 +1,13 @@
-//! The lobby (`tamsk lobby`, full screen): the open seeks and the live games with their
-//! watchers, refreshed every few seconds; Enter accepts the chosen seek (the game starts
-//! at once) or watches the chosen game. The server does not list who is online, so
-//! neither does the lobby.
+//! The lobby (`tamsk lobby`, full screen): the open seeks, the live games with their
+//! watchers and who is online, refreshed every few seconds; Enter accepts the chosen seek
+//! (the game starts at once), watches the chosen game, or challenges the chosen player
+//! (Level 3, standard time control).
 
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent};
-use protocol::wire::{ClientMessage, GameSummary, SeekInfo};
+use protocol::settings::Level;
+use protocol::wire::{ClientMessage, GameSummary, PlayerRef, SeekInfo};
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::Line;
@@ -17,14 +18,22 @@ use super::{App, Find, Mode, Phase};
 use crate::sanitize::clean;
 use crate::ui::short_settings;
 
-/// How often the lobby asks for the seeks and games again.
+/// How often the lobby asks for its lists again.
 pub const LOBBY_POLL: Duration = Duration::from_secs(2);
+
+/// What the lobby asks for: seeks, live games, who is online.
+const LOBBY_LISTS: [ClientMessage; 3] = [
+    ClientMessage::ListSeeks,
+    ClientMessage::ListGames,
+    ClientMessage::ListPlayers,
+];
 
 /// What a line of the lobby offers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Entry {
     Seek(SeekInfo),
     Game(GameSummary),
+    Player(PlayerRef),
 }
 
 impl App {
@@ -38,20 +47,26 @@ impl App {
             .cloned()
             .map(Entry::Seek);
         let games = self.games.iter().cloned().map(Entry::Game);
-        seeks.chain(games).collect()
+        let players = self
+            .online
+            .iter()
+            .filter(|p| Some(p.player_id.as_str()) != mine)
+            .cloned()
+            .map(Entry::Player);
+        seeks.chain(games).chain(players).collect()
     }
 
     /// Welcomed in lobby mode: ask for both lists.
     pub(crate) fn enter_lobby(&mut self, at: Instant) -> Vec<ClientMessage> {
         self.phase = Phase::Lobby;
         self.lobby_poll = Some(at);
-        vec![ClientMessage::ListSeeks, ClientMessage::ListGames]
+        LOBBY_LISTS.to_vec()
     }
 
     /// Back in the lobby after a failed try: the lists at once.
     pub(crate) fn back_to_lobby(&mut self) -> Vec<ClientMessage> {
         self.phase = Phase::Lobby;
-        vec![ClientMessage::ListSeeks, ClientMessage::ListGames]
+        LOBBY_LISTS.to_vec()
     }
 
     /// On a tick in the lobby: the lists again, every [`LOBBY_POLL`].
@@ -73,6 +88,12 @@ impl App {
 
     pub(crate) fn lobby_seeks(&mut self, seeks: Vec<SeekInfo>) {
         self.seeks = seeks;
+        self.clamp_pick();
+    }
+
+    pub(crate) fn lobby_players(&mut self, players: Vec<PlayerRef>, online: u32) {
+        self.online = players;
+        self.online_count = online;
         self.clamp_pick();
     }
 
@@ -101,6 +122,14 @@ impl App {
                     return vec![ClientMessage::AcceptSeek { seek: s.seek }];
                 }
                 Some(Entry::Game(g)) => return self.watch(g.game),
+                Some(Entry::Player(p)) => {
+                    self.mode = Mode::Play {
+                        settings: crate::tc::TimeControl::Standard.settings(Level::Three),
+                        find: Find::Challenge(p.player_id.clone()),
+                    };
+                    self.hint(format!("Challenging {}…", clean(&p.name)));
+                    return self.find_game();
+                }
                 None => {}
             },
             _ => {}
@@ -126,51 +155,61 @@ fn entry_line(e: &Entry, width: usize) -> String {
             g.move_count,
             g.watchers
         ),
+        Entry::Player(p) => format!("player {}", clean(&p.name)),
     };
     line.chars().take(width).collect()
 }
 
-/// The lobby's body: open seeks, then live games; the chosen line highlighted.
+/// A part of the lobby: its title, what it says when empty, which entries it lists.
+type Section<'a> = (&'a str, &'a str, fn(&Entry) -> bool);
+
+/// The lobby's body: open seeks, live games, who is online; the chosen line highlighted
+/// and kept in view.
 pub fn draw_lobby(frame: &mut Frame, area: Rect, app: &App) {
     let entries = app.lobby_entries();
     let width = area.width.saturating_sub(2) as usize;
-    let seeks = entries
-        .iter()
-        .filter(|e| matches!(e, Entry::Seek(_)))
-        .count();
-    let mut lines = vec![Line::styled(
-        "Open seeks: Enter plays at once",
-        Style::new().bold(),
-    )];
-    let push = |i: usize, e: &Entry, lines: &mut Vec<Line>| {
-        let text = entry_line(e, width);
-        lines.push(if i == app.pick {
-            Line::styled(
-                format!("▶ {text}"),
-                Style::new().fg(Color::Black).bg(Color::Yellow),
-            )
-        } else {
-            Line::raw(format!("  {text}"))
-        });
-    };
-    if seeks == 0 {
-        lines.push(Line::raw("  none (tamsk play opens one)").dim());
+    let online = format!(
+        "Online ({}): Enter challenges (Level 3, standard)",
+        app.online_count
+    );
+    let sections: [Section; 3] = [
+        (
+            "Open seeks: Enter plays at once",
+            "  none (tamsk play opens one)",
+            |e| matches!(e, Entry::Seek(_)),
+        ),
+        ("Live games: Enter watches", "  none", |e| {
+            matches!(e, Entry::Game(_))
+        }),
+        (&online, "  nobody else", |e| matches!(e, Entry::Player(_))),
+    ];
+    let mut lines = Vec::new();
+    let mut picked_line = 0;
+    for (n, (title, empty, of)) in sections.into_iter().enumerate() {
+        if n > 0 {
+            lines.push(Line::raw(""));
+        }
+        lines.push(Line::styled(title.to_string(), Style::new().bold()));
+        let mut any = false;
+        for (i, e) in entries.iter().enumerate().filter(|(_, e)| of(e)) {
+            any = true;
+            let text = entry_line(e, width);
+            lines.push(if i == app.pick {
+                picked_line = lines.len();
+                Line::styled(
+                    format!("▶ {text}"),
+                    Style::new().fg(Color::Black).bg(Color::Yellow),
+                )
+            } else {
+                Line::raw(format!("  {text}"))
+            });
+        }
+        if !any {
+            lines.push(Line::raw(empty.to_string()).dim());
+        }
     }
-    for (i, e) in entries.iter().enumerate().take(seeks) {
-        push(i, e, &mut lines);
-    }
-    lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "Live games: Enter watches",
-        Style::new().bold(),
-    ));
-    if seeks == entries.len() {
-        lines.push(Line::raw("  none").dim());
-    }
-    for (i, e) in entries.iter().enumerate().skip(seeks) {
-        push(i, e, &mut lines);
-    }
-    frame.render_widget(Paragraph::new(lines), area);
+    let scroll = (picked_line + 1).saturating_sub(area.height as usize) as u16;
+    frame.render_widget(Paragraph::new(lines).scroll((scroll, 0)), area);
 }
 
 #[cfg(test)]
@@ -230,6 +269,7 @@ mod tests {
         let sent = app.on_message(welcome(vec![]), t0);
         assert!(sent.contains(&ClientMessage::ListSeeks), "{sent:?}");
         assert!(sent.contains(&ClientMessage::ListGames), "{sent:?}");
+        assert!(sent.contains(&ClientMessage::ListPlayers), "{sent:?}");
         assert_eq!(app.phase, Phase::Lobby);
         app.on_lobby(
             LobbyMessage::Seeks {
@@ -250,6 +290,13 @@ mod tests {
             },
             t0,
         );
+        app.on_lobby(
+            LobbyMessage::Players {
+                players: vec![player("id-bert", "Bert"), player("p1", "Rita")],
+                online: 2,
+            },
+            t0,
+        );
         app
     }
 
@@ -263,10 +310,33 @@ mod tests {
             .map(|e| match e {
                 Entry::Seek(s) => format!("seek {}", s.seek),
                 Entry::Game(g) => format!("game {}", crate::gameref::short_id(g.game)),
+                Entry::Player(p) => format!("player {}", p.name),
             })
             .collect();
-        // Not Rita's own seek, not the finished game.
-        assert_eq!(ids, ["seek 7", "game #00000003", "game #00000004"]);
+        // Not Rita's own seek, not the finished game, not Rita herself.
+        assert_eq!(
+            ids,
+            ["seek 7", "game #00000003", "game #00000004", "player Bert"]
+        );
+    }
+
+    #[test]
+    fn enter_on_a_player_online_challenges_him() {
+        let t0 = Instant::now();
+        let mut app = lobby(t0);
+        for _ in 0..3 {
+            app.on_key(key(KeyCode::Down), t0);
+        }
+        let sent = app.on_key(key(KeyCode::Enter), t0);
+        let standard = crate::tc::TimeControl::Standard.settings(Level::Three);
+        assert_eq!(
+            sent,
+            [ClientMessage::Challenge {
+                to: "id-bert".into(),
+                settings: standard
+            }]
+        );
+        assert_eq!(app.phase, Phase::Seeking);
     }
 
     #[test]
@@ -294,10 +364,11 @@ mod tests {
             .is_some_and(|(_, s)| s.contains("no open seek")));
 
         let mut app = lobby(t0);
-        app.on_key(key(KeyCode::Down), t0);
-        app.on_key(key(KeyCode::Down), t0);
-        app.on_key(key(KeyCode::Down), t0);
-        assert_eq!(app.pick, 2, "the last line is as far as it goes");
+        for _ in 0..5 {
+            app.on_key(key(KeyCode::Down), t0);
+        }
+        assert_eq!(app.pick, 3, "the last line is as far as it goes");
+        app.on_key(key(KeyCode::Up), t0);
         let sent = app.on_key(key(KeyCode::Enter), t0);
         assert_eq!(
             sent,
@@ -315,20 +386,27 @@ mod tests {
         let mut app = lobby(t0);
         let lists = |sent: &[ClientMessage]| {
             sent.iter()
-                .filter(|m| matches!(m, ClientMessage::ListGames | ClientMessage::ListSeeks))
+                .filter(|m| {
+                    matches!(
+                        m,
+                        ClientMessage::ListGames
+                            | ClientMessage::ListSeeks
+                            | ClientMessage::ListPlayers
+                    )
+                })
                 .count()
         };
         assert_eq!(lists(&app.on_tick(t0 + Duration::from_millis(1_900))), 0);
-        assert_eq!(lists(&app.on_tick(t0 + LOBBY_POLL)), 2);
+        assert_eq!(lists(&app.on_tick(t0 + LOBBY_POLL)), 3);
         // A game that ended leaves the list; the pick stays on a line that exists.
-        app.pick = 2;
+        app.pick = 3;
         app.on_message(
             ServerMessage::Games {
                 games: vec![game(gid(3), "Ann", "Bo", 3, "playing")],
             },
             t0,
         );
-        assert_eq!(app.pick, 1);
+        assert_eq!(app.pick, 2);
         assert_eq!(PROTOCOL_VERSION, 1);
     }
 

@@ -1145,3 +1145,17 @@ fn a_refusal_goes_away_when_the_turn_changes() {
     app.on_message(ev, t0 + Duration::from_secs(1));
     assert_eq!(app.status, None, "stale once Black's turn began");
 }
+
+#[test]
+fn the_connection_lost_line_goes_once_connected_again() {
+    let t0 = Instant::now();
+    let fake = Fake::new(Settings::level(Level::Three));
+    let mut app = greeted(&fake, t0);
+    app.on_disconnected("reset");
+    assert!(app
+        .status
+        .as_ref()
+        .is_some_and(|(_, s)| s.starts_with("Connection lost")));
+    app.on_connected(t0);
+    assert_eq!(app.status, None);
+}

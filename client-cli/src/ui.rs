@@ -309,7 +309,8 @@ fn keys_line(app: &App) -> Line<'static> {
     let text = match (&app.phase, &app.game) {
         (Phase::Picking, _) => "↑↓ choose · Enter watch · q quit".to_string(),
         (Phase::Lobby, _) => {
-            "↑↓ choose · Enter take the seek / watch the game · q quit".to_string()
+            "↑↓ choose · Enter take the seek / watch the game / challenge the player · q quit"
+                .to_string()
         }
         (Phase::InGame, Some(g)) if g.is_over() => match app.mode {
             crate::app::Mode::Play { .. } => "n new game · r rematch · q quit".to_string(),

@@ -98,6 +98,9 @@ pub enum ClientMessage {
     /// Lists the open seeks (waiting `seek`s of other players, oldest first): answer
     /// [`LobbyMessage::Seeks`].
     ListSeeks,
+    /// Lists who is online (players with a connection that said hello): answer
+    /// [`LobbyMessage::Players`].
+    ListPlayers,
     /// Takes an open seek from the list: the game starts at once with its settings.
     AcceptSeek { seek: SeekId },
     /// Challenges an online player (by player id, or by name when only one online player
@@ -246,6 +249,12 @@ pub enum LobbyMessage {
     /// The answer to `list_seeks`: open seeks of other players, oldest first (at most
     /// [`LIST_LIMIT`]); one's own seek is listed too.
     Seeks { seeks: Vec<SeekInfo> },
+    /// The answer to `list_players`: players online, by name (at most [`LIST_LIMIT`]), and
+    /// how many are online in all.
+    Players {
+        players: Vec<PlayerRef>,
+        online: u32,
+    },
     /// The answer to `host`: pass the code on; a snapshot follows when someone joins.
     Hosting { code: String, settings: Settings },
     /// The answer to `challenge`: it waits for the other player until `expires_ms`

@@ -77,7 +77,7 @@ impl Violation {
 }
 
 /// The `type` tags a client may send; anything else is `unknown_message`.
-pub const CLIENT_TYPES: [&str; 23] = [
+pub const CLIENT_TYPES: [&str; 24] = [
     "hello",
     "seek",
     "cancel_seek",
@@ -91,6 +91,7 @@ pub const CLIENT_TYPES: [&str; 23] = [
     "ping",
     "pong",
     "list_seeks",
+    "list_players",
     "accept_seek",
     "challenge",
     "accept_challenge",
@@ -527,6 +528,7 @@ impl Conn {
             (
                 ClientMessage::ListGames
                 | ClientMessage::ListSeeks
+                | ClientMessage::ListPlayers
                 | ClientMessage::Watch { .. }
                 | ClientMessage::WatchCode { .. }
                 | ClientMessage::Leave { .. },
@@ -602,6 +604,12 @@ impl Conn {
             ClientMessage::ListSeeks => {
                 let seeks = self.hub.list_seeks();
                 self.reply_peer().send_lobby(&LobbyMessage::Seeks { seeks });
+            }
+            ClientMessage::ListPlayers => {
+                let (players, online) = self.hub.list_players();
+                let online = online as u32;
+                self.reply_peer()
+                    .send_lobby(&LobbyMessage::Players { players, online });
             }
             ClientMessage::AcceptSeek { seek } => {
                 let Some(seeker) = self.new_game_seeker(me, true) else {
@@ -1102,6 +1110,7 @@ mod tests {
             ("ping", ""),
             ("pong", r#","nonce":1"#),
             ("list_seeks", ""),
+            ("list_players", ""),
             ("accept_seek", r#","seek":1"#),
             ("challenge", r#","to":"x","settings":{}"#),
             ("accept_challenge", r#","challenge":1"#),

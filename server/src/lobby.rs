@@ -228,6 +228,26 @@ impl Hub {
     }
 
     /// Open seeks, oldest first.
+    /// Who is online, by name (case-insensitive; at most [`LIST_LIMIT`]), and how many.
+    pub fn list_players(&self) -> (Vec<PlayerRef>, usize) {
+        let lobby = self.lobby();
+        let online = lobby.online.len();
+        let mut players: Vec<PlayerRef> = lobby
+            .online
+            .values()
+            .map(|o| player_ref(&o.player))
+            .collect();
+        drop(lobby);
+        let key = |p: &PlayerRef| (p.name.to_lowercase(), p.player_id.clone());
+        // The first LIST_LIMIT by name without sorting them all.
+        if players.len() > LIST_LIMIT {
+            players.select_nth_unstable_by_key(LIST_LIMIT, key);
+            players.truncate(LIST_LIMIT);
+        }
+        players.sort_by_key(key);
+        (players, online)
+    }
+
     pub fn list_seeks(&self) -> Vec<SeekInfo> {
         let mut lobby = self.lobby();
         lobby.prune(None);

@@ -484,3 +484,38 @@ async fn a_rematch_swaps_colours() {
     w.send(&ClientMessage::Rematch { game: second }).await;
     w.expect_error("not_a_player").await;
 }
+
+/// Who is online: every player with a connection that said hello, by name, for players
+/// and guests alike; a player who leaves is no longer listed.
+#[tokio::test]
+async fn who_is_online_is_listed_by_name() {
+    let server = TestServer::start().await;
+    let mut zoe = Client::new_player(&server, "zoe").await;
+    let mut ann = Client::new_player(&server, "Ann").await;
+    let bob = Client::new_player(&server, "Bob").await;
+    let names = |msg: LobbyMessage| match msg {
+        LobbyMessage::Players { players, online } => {
+            assert_eq!(online as usize, players.len());
+            players.into_iter().map(|p| p.name).collect::<Vec<_>>()
+        }
+        other => panic!("expected players, got {other:?}"),
+    };
+    zoe.send(&ClientMessage::ListPlayers).await;
+    assert_eq!(names(zoe.recv_lobby().await), ["Ann", "Bob", "zoe"]);
+    bob.close().await;
+    let mut guest = Client::connect(&server).await;
+    guest
+        .send(&ClientMessage::Hello {
+            version: protocol::wire::PROTOCOL_VERSION,
+            name: None,
+            token: None,
+            guest: true,
+        })
+        .await;
+    guest.recv().await;
+    // (The server closes Bob's connection only once it has let him go.)
+    guest.send(&ClientMessage::ListPlayers).await;
+    assert_eq!(names(guest.recv_lobby().await), ["Ann", "zoe"]);
+    ann.send(&ClientMessage::ListPlayers).await;
+    assert_eq!(names(ann.recv_lobby().await), ["Ann", "zoe"]);
+}
