@@ -800,6 +800,12 @@ impl App {
                     game: id,
                     after_seq: Some(seq),
                 });
+            } else if let Mode::Watch {
+                game: Some(GameRef::Code(code)),
+            } = &self.mode
+            {
+                // A private game lets a watcher in by its code only (a fresh snapshot).
+                send.push(ClientMessage::WatchCode { code: code.clone() });
             } else {
                 send.push(ClientMessage::Watch {
                     game: id,
@@ -839,6 +845,13 @@ impl App {
                     after_seq: None,
                 });
                 self.phase = Phase::Joining(id);
+            }
+            Mode::Watch {
+                game: Some(GameRef::Code(code)),
+            } => {
+                send.push(ClientMessage::WatchCode { code });
+                // Errors (`bad_code`, `unknown_code`) end the session as for `join`.
+                self.phase = Phase::Seeking;
             }
             Mode::Lobby => send.extend(self.enter_lobby(at)),
             Mode::Watch {

@@ -1159,3 +1159,48 @@ fn the_connection_lost_line_goes_once_connected_again() {
     app.on_connected(t0);
     assert_eq!(app.status, None);
 }
+
+#[test]
+fn a_private_game_is_watched_by_its_code_again_after_a_reconnect() {
+    let t0 = Instant::now();
+    let fake = Fake::new(Settings::level(Level::One));
+    let code = GameRef::Code("K7QX3M".into());
+    let mut app = App::new(Mode::Watch { game: Some(code) }, "Wes".into(), None, t0);
+    app.on_connected(t0);
+    let sent = app.on_message(welcome(vec![]), t0);
+    let code = ClientMessage::WatchCode {
+        code: "K7QX3M".into(),
+    };
+    assert!(sent.contains(&code), "{sent:?}");
+    app.on_message(fake.snapshot(None, 0), t0);
+    assert_eq!(app.phase, Phase::InGame);
+    app.on_disconnected("reset");
+    app.on_connected(t0);
+    let sent = app.on_message(welcome(vec![]), t0);
+    assert!(sent.contains(&code), "{sent:?}");
+    assert!(
+        !sent
+            .iter()
+            .any(|m| matches!(m, ClientMessage::Watch { .. })),
+        "{sent:?}"
+    );
+    // A code that names no game ends the session with the server's words.
+    let mut app = App::new(
+        Mode::Watch {
+            game: Some(GameRef::Code("ZZZZZZ".into())),
+        },
+        "Wes".into(),
+        None,
+        t0,
+    );
+    app.on_connected(t0);
+    app.on_message(welcome(vec![]), t0);
+    app.on_message(
+        ServerMessage::error(
+            "unknown_code",
+            "no live game was started from the code ZZZZZZ",
+        ),
+        t0,
+    );
+    assert!(app.quit);
+}

@@ -17,6 +17,8 @@ pub enum GameRef {
     Full(GameId),
     /// Hex digits (at least 4, lower case) that end the id of exactly one live game.
     Short(String),
+    /// The code of a private game (`tamsk watch --code`): the server finds the game.
+    Code(String),
 }
 
 impl GameRef {
@@ -42,6 +44,7 @@ impl GameRef {
         match self {
             GameRef::Full(id) => id.to_string(),
             GameRef::Short(short) => format!("#{short}"),
+            GameRef::Code(code) => format!("with the code {}", crate::sanitize::clean(code)),
         }
     }
 
@@ -56,6 +59,7 @@ impl GameRef {
         let short = match self {
             GameRef::Full(id) => return Ok(*id),
             GameRef::Short(short) => short,
+            GameRef::Code(_) => return Err("a private game is found by the server".into()),
         };
         let mut found = ids.filter(|id| id.simple().to_string().ends_with(short.as_str()));
         match (found.next(), found.next()) {

@@ -82,6 +82,9 @@ enum Command {
         /// The game: its short id as listed (such as #3f9a0c1d) or its full id.
         #[arg(value_parser = parse_game_ref)]
         game: Option<GameRef>,
+        /// Watch the private game started from this code (as its host was given it).
+        #[arg(long, conflicts_with = "game")]
+        code: Option<String>,
     },
     /// The lobby (full screen): open seeks and live games with their watchers; take a
     /// seek (the game starts at once) or watch a game. Signs you in as a player.
@@ -388,7 +391,9 @@ fn main() -> ExitCode {
             settings: Settings::level(Level::Three),
             find: Find::Code(code.clone()),
         },
-        Command::Watch { game } => Mode::Watch { game: game.clone() },
+        Command::Watch { game, code } => Mode::Watch {
+            game: code.clone().map(GameRef::Code).or(game.clone()),
+        },
         Command::Lobby => {
             if cli.plain || cli.json || !std::io::stdout().is_terminal() {
                 eprintln!(
