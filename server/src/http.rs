@@ -33,6 +33,8 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/metrics", get(metrics))
         .route("/games", get(games))
         .route("/games/{id}", get(game))
+        // The pages for browsers and their JSON (`/`, `/tv`, `/game/{id}`, `/api/...`).
+        .merge(crate::web::routes())
         .with_state(hub)
 }
 

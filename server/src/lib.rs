@@ -21,6 +21,7 @@ pub mod metrics;
 pub mod ping;
 pub mod request;
 pub mod store;
+pub mod web;
 
 use std::future::Future;
 use std::sync::Arc;
