@@ -41,7 +41,7 @@ const TamskBoard = (() => {
 
   function centre(square) {
     const { q, s } = axial(square);
-    return { x: 1.5 * R * q + 5 * R, y: (6 - (s + q / 2)) * SQ3 * R + R * 1.3 };
+    return { x: 1.5 * R * q + 5.5 * R, y: (6 - (s + q / 2)) * SQ3 * R + R * 1.3 };
   }
 
   function el(name, attrs, parent) {
@@ -62,7 +62,7 @@ const TamskBoard = (() => {
 
   // Builds the board in `host`; `onClick(square)` is called for a click on a socket.
   function create(host, onClick) {
-    const W = 10 * R;
+    const W = 11 * R;
     const H = 7 * SQ3 * R + R * 0.6;
     const svg = el("svg", {
       viewBox: `0 0 ${W} ${H}`, role: "group", "aria-label": "TAMSK board, 37 sockets",

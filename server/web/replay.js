@@ -68,7 +68,10 @@ const TamskReplay = (() => {
       const speed = parseFloat($("#r-speed").value) || 1;
       t = Math.min(replay.end_ms, t + (now - lastTick) * speed);
       lastTick = now;
-      if (t >= replay.end_ms) playing = false;
+      if (t >= replay.end_ms) {
+        playing = false;
+        playButton.textContent = "Play";
+      }
       render();
       if (playing) requestAnimationFrame(tick);
     }
@@ -77,12 +80,26 @@ const TamskReplay = (() => {
     $("#r-end").onclick = () => { t = replay.end_ms; playing = false; render(); };
     $("#r-prev").onclick = () => step(-1);
     $("#r-next").onclick = () => step(1);
-    $("#r-play").onclick = () => {
+    const playButton = $("#r-play");
+    const toggle = () => {
       if (t >= replay.end_ms) t = 0;
       playing = !playing;
       lastTick = performance.now();
       if (playing) requestAnimationFrame(tick);
+      playButton.textContent = playing ? "Pause" : "Play";
     };
+    playButton.onclick = toggle;
+    document.addEventListener("keydown", (e) => {
+      if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT") return;
+      const keys = {
+        ArrowLeft: () => step(-1), ArrowRight: () => step(1), " ": toggle,
+        Home: () => $("#r-start").onclick(), End: () => $("#r-end").onclick(),
+      };
+      if (keys[e.key]) {
+        e.preventDefault();
+        keys[e.key]();
+      }
+    });
     scrub.oninput = () => { t = parseInt(scrub.value, 10) || 0; playing = false; render(); };
     $("#replay").hidden = false;
     render();

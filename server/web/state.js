@@ -194,20 +194,30 @@ const TamskState = (() => {
     return null;
   }
 
-  const REASONS = {
-    no_moves: "neither player can move", repetition: "the same position a third time",
-    full_socket: "a release onto a full socket", resigned: "resignation", clock: "the game clock ran out",
-    abandoned: "abandonment", idle: "three turns let lapse", both_idle: "both let their turns lapse",
-    both_absent: "both players gone",
-  };
+  // Why a game ended, in words (EndReason: {"type", "player"?}).
+  function reasonText(r) {
+    const p = r.player ? cap(r.player) : "";
+    switch (r.type) {
+      case "no_moves": return "neither player can move";
+      case "repetition": return "the same position a third time";
+      case "full_socket": return `${p} released onto a full socket`;
+      case "resigned": return `${p} resigned`;
+      case "clock": return `${p}'s game clock ran out`;
+      case "abandoned": return `${p} abandoned the game`;
+      case "idle": return `${p} let three turns lapse`;
+      case "both_idle": return "both players let their turns lapse";
+      case "both_absent": return "both players left";
+      default: return String(r.type || r).replace(/_/g, " ");
+    }
+  }
 
   function describeStatus(st, names) {
     const name = (p) => `${cap(p)} (${names[p]})`;
     if (st.status.state === "finished") {
       const o = st.status.outcome;
-      const why = REASONS[o.reason] || String(o.reason).replace(/_/g, " ");
-      const rings = o.rings ? `; rings left ${o.rings.red} (Red) to ${o.rings.black} (Black)` : "";
-      return (o.winner ? `${name(o.winner)} wins` : "Draw") + ` by ${why}${rings}`;
+      const rings = o.rings ? `; rings left ${o.rings.red} (Red), ${o.rings.black} (Black)` : "";
+      const tiebreak = o.decision === "tiebreak" ? "; decided by the last living hourglass" : "";
+      return (o.winner ? `${name(o.winner)} wins` : "Draw") + `: ${reasonText(o.reason)}${rings}${tiebreak}`;
     }
     if (st.status.state === "aborted") {
       const r = st.status.reason || {};
