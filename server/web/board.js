@@ -161,8 +161,9 @@ const TamskBoard = (() => {
       v.g.setAttribute("data-on", gl.square);
       const left = lvl >= 2 ? TamskState.sandLeft(gl, t) : hourglass;
       const frac = Math.min(1, left / hourglass);
-      const topFrac = lvl >= 2 && gl.started ? frac : lvl >= 2 ? 0 : 0.5;
-      const botFrac = lvl >= 2 ? (gl.started ? 1 - frac : 0) : 0.5;
+      // An unstarted glass (and every glass at Level 1) has all its sand in the bottom.
+      const topFrac = lvl >= 2 && gl.started ? frac : 0;
+      const botFrac = 1 - topFrac;
       // Sand settles from the waist up in the bottom, and the top empties from above.
       v.top.setAttribute("y", (-v.h * topFrac).toFixed(2));
       v.top.setAttribute("height", (v.h * topFrac).toFixed(2));

@@ -26,7 +26,7 @@
   let tvEnded = new Set();
 
   // Hooks for the browser tests and for anyone curious in the console.
-  const hooks = { applied: {}, errors: [] };
+  const hooks = { applied: {}, state: () => st };
   window.__tamsk = hooks;
 
   function idFromUrl(s) {

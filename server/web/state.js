@@ -234,19 +234,22 @@ const TamskState = (() => {
   function describeEntry(entry, events) {
     const t = (entry.at_ms / 1000).toFixed(1) + " s";
     const who = entry.player ? cap(entry.player) : "";
-    const dropped = (events || []).some((e) => e.type === "ring_dropped" && e.kind === "regular");
+    // Without the events (a snapshot's entries), the action says whether it asked to drop.
+    const dropped = events
+      ? events.some((e) => e.type === "ring_dropped" && e.kind === "regular")
+      : !!(entry.action && entry.action.drop);
     const lines = [];
     if (entry.entry === "act") {
       const a = entry.action;
       switch (a.type) {
-        case "move": lines.push(`${who} ${a.from}-${a.to}${dropped ? " ●" : ""}`); break;
+        case "move": lines.push(`${who} ${a.from}-${a.to}${dropped ? " + ring" : ""}`); break;
         case "start": lines.push(`${who} picks up ${a.from}`); break;
         case "release": {
           const rel = (events || []).find((e) => e.type === "move_released");
-          lines.push(`${who} ${rel ? rel.from + "-" : "→"}${a.to}${dropped ? " ●" : ""}`);
+          lines.push(`${who} ${rel ? rel.from + "-" : "to "}${a.to}${dropped ? " + ring" : ""}`);
           break;
         }
-        case "place": lines.push(`${who} places ${a.glass} on ${a.to}${dropped ? " ●" : ""}`); break;
+        case "place": lines.push(`${who} places ${a.glass} on ${a.to}${dropped ? " + ring" : ""}`); break;
         case "drop": lines.push(`${who} drops a ring`); break;
         case "claim": lines.push(`${who} claims`); break;
         case "penalty_drop": lines.push(`${who} penalty ring on ${a.at}`); break;

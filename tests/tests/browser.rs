@@ -108,7 +108,13 @@ fn sorted(mut v: Vec<(String, u64, String)>) -> Vec<(String, u64, String)> {
 async fn the_lobby_lists_a_live_game_and_its_watcher_sees_each_move_within_200_ms() {
     let _one = ONE_BROWSER.lock().await;
     let server = TestServer::start().await;
-    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    // Level 3 with time to spare: the sand runs, nothing dies during the test.
+    let settings = Settings {
+        hourglass_ms: 60_000,
+        neutral_ms: 20_000,
+        ..Settings::blitz(Level::Three)
+    };
+    let (mut red, mut black) = start_game(&server, &settings).await;
     let game = red.game;
     let b = Browser::launch().await;
     let base = format!("http://{}", server.addr);
@@ -124,7 +130,7 @@ async fn the_lobby_lists_a_live_game_and_its_watcher_sees_each_move_within_200_m
     let text = text.as_str().unwrap();
     assert!(text.contains(&red.client.name), "{text}");
     assert!(text.contains(&black.client.name), "{text}");
-    assert!(text.contains("Level 1"), "{text}");
+    assert!(text.contains("Level 3"), "{text}");
     b.screenshot("lobby").await;
 
     // Watch it from the lobby's link.
@@ -135,9 +141,15 @@ async fn the_lobby_lists_a_live_game_and_its_watcher_sees_each_move_within_200_m
     )
     .await;
     let mut latencies = Vec::new();
-    for _ in 0..12 {
-        let action = some_move(&red).expect("a move");
-        let (mover, other) = if red.replica.turn() == Player::Red {
+    for step in 0..13 {
+        // Twelve moves, and the 15-second timer flipped by the waiting player at step 5.
+        let on_turn = red.replica.turn() == Player::Red;
+        let (action, red_acts) = if step == 5 {
+            (Action::Flip, !on_turn)
+        } else {
+            (some_move(&red).expect("a move"), on_turn)
+        };
+        let (mover, other) = if red_acts {
             (&mut red, &mut black)
         } else {
             (&mut black, &mut red)
@@ -158,7 +170,7 @@ async fn the_lobby_lists_a_live_game_and_its_watcher_sees_each_move_within_200_m
             .expect("a time");
         latencies.push(applied - received);
         let Action::Move { to, .. } = action else {
-            unreachable!()
+            continue;
         };
         let glass = b
             .eval(&format!(
@@ -175,7 +187,7 @@ async fn the_lobby_lists_a_live_game_and_its_watcher_sees_each_move_within_200_m
     let mut sorted_lat = latencies.clone();
     sorted_lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
     println!(
-        "move -> watcher's page: median {:.1} ms, worst {:.1} ms over {} moves",
+        "event -> watcher's page: median {:.1} ms, worst {:.1} ms over {} events",
         sorted_lat[sorted_lat.len() / 2],
         worst,
         latencies.len()
@@ -188,7 +200,37 @@ async fn the_lobby_lists_a_live_game_and_its_watcher_sees_each_move_within_200_m
     let moves = b
         .eval("document.querySelectorAll('#moves li').length")
         .await;
-    assert_eq!(moves.as_u64(), Some(12));
+    assert_eq!(moves.as_u64(), Some(13), "twelve moves and a flip");
+    // The sand the page draws comes from the same instants as the engine's: every
+    // glass's flip (top and instant), and the timer's.
+    let page_sand = b
+        .eval(
+            "(() => { const st = window.__tamsk.state(); \
+             return { glasses: Object.fromEntries(Object.entries(st.glasses).map(([g, v]) => \
+             [g, [v.square, v.sand.top_ms, v.sand.since_ms, v.started, v.dead_at_ms]])), \
+             neutral: [st.neutral.sand.top_ms, st.neutral.sand.since_ms] }; })()",
+        )
+        .await;
+    for g in red.replica.glasses() {
+        assert_eq!(
+            page_sand["glasses"][g.glass.to_string()],
+            serde_json::json!([
+                g.square.map(|s| s.to_string()),
+                g.sand.top_ms,
+                g.sand.since_ms,
+                g.started,
+                g.dead_at_ms
+            ]),
+            "glass {}",
+            g.glass
+        );
+    }
+    let neutral = red.replica.neutral().sand;
+    assert_eq!(
+        page_sand["neutral"],
+        serde_json::json!([neutral.top_ms, neutral.since_ms])
+    );
+    assert!(neutral.top_ms > 0, "the timer was flipped");
     let status = b.eval("document.getElementById('status').innerText").await;
     assert!(status.as_str().unwrap().contains("to move"), "{status}");
     assert_eq!(
@@ -517,6 +559,85 @@ async fn the_tv_shows_the_most_watched_game_then_the_next() {
         "the TV to move on to the next game",
     )
     .await;
+    b.assert_no_errors();
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_flip_the_timer_and_a_refused_action_is_explained_in_words() {
+    let _one = ONE_BROWSER.lock().await;
+    let mut config = test_config();
+    // The bot takes its time: our flip lands on its turn before it moves.
+    config.bot.think_ms = 3000;
+    config.bot.flip_after_ms = 60_000;
+    let server = TestServer::start_with(config).await;
+    let b = Browser::launch().await;
+    let base = format!("http://{}", server.addr);
+    let id = play_bot_from_lobby(
+        &b,
+        &base,
+        "Flipper",
+        r#"{"level":3,"hourglass_ms":60000,"neutral_ms":20000}"#,
+    )
+    .await;
+    let seat = b.eval("document.body.dataset.seat").await;
+    let me = if seat == "red" {
+        Player::Red
+    } else {
+        Player::Black
+    };
+    let game: GameId = id.parse().expect("a game id");
+    let mut watch = watcher(&server, game).await;
+    if me == Player::Red {
+        let Some(Action::Move { from, to, .. }) = some_move(&watch) else {
+            panic!("no first move")
+        };
+        b.click(&format!(".socket[data-square={from}]")).await;
+        b.click(&format!(".socket[data-square={to}]")).await;
+        watch
+            .until("our move", |e| {
+                matches!(e, protocol::game::Event::MoveReleased { .. })
+            })
+            .await;
+    }
+    b.wait_for(
+        &format!(
+            "document.body.dataset.turn === '{}'",
+            me.other().to_string().to_lowercase()
+        ),
+        "the bot's turn on the page",
+    )
+    .await;
+    b.key("f").await;
+    watch
+        .until(
+            "our flip",
+            |e| matches!(e, protocol::game::Event::NeutralFlipped { by, .. } if *by == me),
+        )
+        .await;
+    let bot = if me == Player::Red { "Black" } else { "Red" };
+    b.wait_for(
+        &format!(
+            "document.getElementById('neutral').innerText.includes('on {bot}') && \
+             [...document.querySelectorAll('#deadlines li')].some(l => l.innerText.includes('15-second timer on {bot}'))"
+        ),
+        "the timer running on the bot, with its countdown",
+    )
+    .await;
+    b.screenshot("game-flip").await;
+    // A second flip while it runs is refused: the page says why, in words.
+    b.key("f").await;
+    let message = b
+        .wait_for(
+            "document.getElementById('error').innerText",
+            "the refusal in words",
+        )
+        .await;
+    let message = message.as_str().unwrap();
+    assert!(
+        message.contains(' ') && !message.contains("neutral_running"),
+        "a sentence, not a code: {message}"
+    );
     b.assert_no_errors();
     b.close().await;
 }
