@@ -24,6 +24,7 @@
   let myGames = [];
   let closedByUs = false;
   let tvEnded = new Set();
+  let resyncing = false;
 
   // Hooks for the browser tests and for anyone curious in the console.
   const hooks = { applied: {}, state: () => st };
@@ -186,6 +187,7 @@
   }
 
   function onSnapshot(s) {
+    resyncing = false;
     mode = "live";
     gameRef = s.game;
     seat = s.seat;
@@ -212,9 +214,10 @@
 
   function onEvent(ev) {
     if (ev.seq <= seq) return; // already in the state (a resume after a reload)
+    if (resyncing) return; // a snapshot is on its way
     if (!st || ev.seq !== seq + 1) {
-      // A gap: ask for the whole game again.
-      st = null;
+      // A gap: ask for the whole game again (once).
+      resyncing = true;
       session.send({ type: seat ? "join" : "watch", game: gameRef });
       return;
     }

@@ -33,7 +33,11 @@
         h("td", { text: s.player.name }),
         h("td", { text: Tamsk.levelText(s.settings.level) }),
         h("td", { text: s.settings.level >= 2 ? `${s.settings.hourglass_ms / 1000} s` : "–" }),
-        h("td", { text: Tamsk.fmtAgo(s.since_ms) }))));
+        h("td", { text: Tamsk.fmtAgo(s.since_ms) }),
+        h("td", {}, h("button", {
+          type: "button", text: "play",
+          onclick: (ev) => start(ev, { type: "accept_seek", seek: s.seek }),
+        })))));
     fill($("#recent"), $("#no-recent"), data.recent.map((g) =>
       h("tr", { "data-game": String(g.id) },
         playerCell(g.red, g.red.rating), playerCell(g.black, g.black.rating),
@@ -69,20 +73,29 @@
     return Object.assign({ level }, level >= 2 ? Tamsk.TIME_CONTROLS[$("#tc").value] : {});
   }
 
-  function start(ev) {
+  // Says hello and sends `chosen` (taking an open seek) or what the form asks for.
+  function start(ev, chosen) {
     ev.preventDefault();
     const name = $("#name").value.trim();
-    let settings;
-    try {
-      settings = settingsFromForm();
-    } catch (e) {
-      status("The settings are not valid JSON: " + e.message);
+    if (!name) {
+      status("Type your name first.");
+      $("#name").focus();
       return;
     }
-    const mode = document.querySelector("input[name=mode]:checked").value;
-    const request = mode === "bot"
-      ? { type: "play_bot", settings, level: $("#bot-level").value }
-      : { type: "seek", settings };
+    let request = chosen;
+    if (!request) {
+      let settings;
+      try {
+        settings = settingsFromForm();
+      } catch (e) {
+        status("The settings are not valid JSON: " + e.message);
+        return;
+      }
+      const mode = document.querySelector("input[name=mode]:checked").value;
+      request = mode === "bot"
+        ? { type: "play_bot", settings, level: $("#bot-level").value }
+        : { type: "seek", settings };
+    }
     const known = Tamsk.identity();
     const hello = known && known.name === name ? { token: known.token } : { name };
     if (session) session.close();
@@ -114,7 +127,7 @@
             Tamsk.forgetIdentity();
             session.close();
             $("#play-button").disabled = false;
-            start(ev);
+            start(ev, chosen);
             return;
           }
           status(msg.message);
@@ -131,7 +144,7 @@
 
   const known = Tamsk.identity();
   if (known) $("#name").value = known.name;
-  $("#play-form").addEventListener("submit", start);
+  $("#play-form").addEventListener("submit", (ev) => start(ev, null));
   $("#cancel-seek").addEventListener("click", () => session && session.send({ type: "cancel_seek" }));
   refresh();
   setInterval(refresh, 2000);
