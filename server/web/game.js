@@ -411,10 +411,15 @@
     return `${TamskState.cap(st.turn)} (${name(st.turn)}) to move.${you}${held}${last}`;
   }
 
+  let textDrawn = 0;
   function render(structural) {
     if (!st) return;
     const t = gameNow();
     TamskBoard.draw(board, st, t, ui);
+    // The sand moves every frame; the text (panels, countdowns) ten times a second.
+    const now = performance.now();
+    if (!structural && now - textDrawn < 100) return;
+    textDrawn = now;
     renderPlayer("red", t);
     renderPlayer("black", t);
     const n = st.settings.level >= 3 ? TamskState.neutralLeft(st.neutral, t) : null;

@@ -221,7 +221,12 @@ const TamskState = (() => {
     }
     if (st.status.state === "aborted") {
       const r = st.status.reason || {};
-      return "Game aborted" + (r.type === "no_first_move" ? `: ${cap(r.player)} made no first move` : "");
+      const why = {
+        no_first_move: `${cap(r.player)} did not make a first move in time`,
+        shutdown: "the server shut down",
+        both_absent: "both players left before both had moved",
+      }[r.type];
+      return "Aborted" + (why ? `: ${why}` : "");
     }
     return null;
   }

@@ -233,6 +233,10 @@ async fn the_lobby_lists_a_live_game_and_its_watcher_sees_each_move_within_200_m
     assert!(neutral.top_ms > 0, "the timer was flipped");
     let status = b.eval("document.getElementById('status').innerText").await;
     assert!(status.as_str().unwrap().contains("to move"), "{status}");
+    assert!(
+        status.as_str().unwrap().contains("Watchers: 1"),
+        "the page itself watches: {status}"
+    );
     assert_eq!(
         sorted(page_board(&b).await),
         sorted(view_board(&GameView::of(&red.replica, &[]))),
@@ -278,6 +282,9 @@ async fn a_reload_resumes_the_players_seat() {
     let _one = ONE_BROWSER.lock().await;
     let mut config = test_config();
     config.bot.think_ms = 100;
+    // The server measures the browser's lag (websocket pings the browser answers itself).
+    config.first_ping = Some(Duration::from_millis(100));
+    config.ping_interval = Duration::from_millis(500);
     let server = TestServer::start_with(config).await;
     let b = Browser::launch().await;
     let base = format!("http://{}", server.addr);
@@ -335,6 +342,11 @@ async fn a_reload_resumes_the_players_seat() {
             );
         }
     }
+    b.wait_for(
+        &format!("/lag \\d+ ms/.test(document.getElementById('p-' + {seat}).innerText)"),
+        "our lag shown beside our name",
+    )
+    .await;
     b.screenshot("game-after-reload").await;
     b.assert_no_errors();
     b.close().await;
