@@ -653,3 +653,51 @@ async fn keys_flip_the_timer_and_a_refused_action_is_explained_in_words() {
     b.assert_no_errors();
     b.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lobby_shows_an_open_seek_and_takes_it() {
+    let _one = ONE_BROWSER.lock().await;
+    let server = TestServer::start().await;
+    let mut seeker = Client::new_player(&server, "Seeker").await;
+    seeker
+        .send(&ClientMessage::Seek {
+            settings: Settings::blitz(Level::One),
+        })
+        .await;
+    assert!(matches!(seeker.recv().await, ServerMessage::Seeking { .. }));
+    let b = Browser::launch().await;
+    b.goto(&format!("http://{}/", server.addr)).await;
+    let row = b
+        .wait_for(
+            "document.querySelector('#seeks tbody tr')?.innerText",
+            "the open seek in the lobby",
+        )
+        .await;
+    assert!(row.as_str().unwrap().contains("Seeker"), "{row}");
+    assert!(row.as_str().unwrap().contains("Level 1"), "{row}");
+    // Without a name the page asks for one, in words.
+    b.click("#seeks tbody tr button").await;
+    b.wait_for(
+        "document.getElementById('play-status').innerText.includes('name')",
+        "the page to ask for a name",
+    )
+    .await;
+    b.eval("document.getElementById('name').value = 'Taker'; 1")
+        .await;
+    b.click("#seeks tbody tr button").await;
+    b.wait_for(
+        "document.body.dataset.mode === 'live' && document.body.dataset.seat !== ''",
+        "the game page with a seat",
+    )
+    .await;
+    let seeker = Follower::await_snapshot(seeker).await;
+    let id = b.eval("document.body.dataset.game").await;
+    assert_eq!(id.as_str().unwrap(), seeker.game.to_string());
+    let title = b.eval("document.getElementById('title').innerText").await;
+    assert!(
+        title.as_str().unwrap().contains("Seeker") && title.as_str().unwrap().contains("Taker"),
+        "{title}"
+    );
+    b.assert_no_errors();
+    b.close().await;
+}
