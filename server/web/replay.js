@@ -44,8 +44,14 @@ const TamskReplay = (() => {
       return i;
     }
 
+    // A step shows exactly the frame it went to, even when entries share an instant.
+    let pinned = null;
+    function current() {
+      return pinned != null && frames[pinned].at_ms === t ? pinned : frameAt(t);
+    }
+
     function render() {
-      const i = frameAt(t);
+      const i = current();
       scrub.value = String(t);
       $("#r-time").textContent = `${(t / 1000).toFixed(1)} s of ${(replay.end_ms / 1000).toFixed(1)} s`;
       document.body.setAttribute("data-replay-frame", String(i));
@@ -53,12 +59,11 @@ const TamskReplay = (() => {
     }
 
     function step(dir) {
-      const i = frameAt(t);
-      let target;
-      if (dir > 0) target = stops.find((s) => frames[s].at_ms > t || (s > i && frames[s].at_ms >= t));
-      else target = [...stops].reverse().find((s) => frames[s].at_ms < t);
+      const i = current();
+      let target = dir > 0 ? stops.find((s) => s > i) : [...stops].reverse().find((s) => s < i);
       if (target == null) target = dir > 0 ? frames.length - 1 : 0;
       t = frames[target].at_ms;
+      pinned = target;
       playing = false;
       render();
     }
@@ -67,6 +72,7 @@ const TamskReplay = (() => {
       if (!playing) return;
       const speed = parseFloat($("#r-speed").value) || 1;
       t = Math.min(replay.end_ms, t + (now - lastTick) * speed);
+      pinned = null;
       lastTick = now;
       if (t >= replay.end_ms) {
         playing = false;
@@ -76,8 +82,8 @@ const TamskReplay = (() => {
       if (playing) requestAnimationFrame(tick);
     }
 
-    $("#r-start").onclick = () => { t = 0; playing = false; render(); };
-    $("#r-end").onclick = () => { t = replay.end_ms; playing = false; render(); };
+    $("#r-start").onclick = () => { t = 0; pinned = 0; playing = false; render(); };
+    $("#r-end").onclick = () => { t = replay.end_ms; pinned = frames.length - 1; playing = false; render(); };
     $("#r-prev").onclick = () => step(-1);
     $("#r-next").onclick = () => step(1);
     const playButton = $("#r-play");
@@ -100,14 +106,19 @@ const TamskReplay = (() => {
         keys[e.key]();
       }
     });
-    scrub.oninput = () => { t = parseInt(scrub.value, 10) || 0; playing = false; render(); };
+    scrub.oninput = () => { t = parseInt(scrub.value, 10) || 0; pinned = null; playing = false; render(); };
     $("#replay").hidden = false;
     render();
     return {
       game,
       result: replay.result,
       endMs: replay.end_ms,
-      seek(time) { t = Math.max(0, Math.min(replay.end_ms, time)); playing = false; render(); },
+      seek(time) {
+        t = Math.max(0, Math.min(replay.end_ms, time));
+        pinned = t === replay.end_ms ? frames.length - 1 : null;
+        playing = false;
+        render();
+      },
       step,
     };
   }

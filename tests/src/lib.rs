@@ -20,6 +20,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 pub mod browser;
+pub mod pages;
 pub mod proxy;
 
 /// How long any single await may take before the test fails instead of hanging.

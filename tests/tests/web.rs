@@ -93,7 +93,10 @@ async fn a_replay_is_the_engine_replaying_the_stored_record() {
     assert_eq!(live.status, 404);
     assert_eq!(live.json()["error"], "game_live");
 
-    assert_eq!(play_random(&mut red, &mut black, 11, 8).await, 8);
+    assert_eq!(
+        tamsk_tests::pages::play_fast(&mut red, &mut black, 11, 8).await,
+        8
+    );
     red.act(Action::Resign).await;
     red.until("the end", |e| matches!(e, Event::GameEnded { .. }))
         .await;
