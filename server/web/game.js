@@ -322,6 +322,26 @@
     render(true);
   }
 
+  // A move typed in the notation (for the keyboard alone, and screen readers).
+  function typed(ev) {
+    ev.preventDefault();
+    const input = $("#typed-move");
+    const text = input.value.trim().toLowerCase();
+    let m;
+    if ((m = /^([a-g][1-7])\s*-\s*([a-g][1-7])$/.exec(text))) {
+      act({ type: "move", from: m[1], to: m[2], drop: !!st.board[m[2]] && autoDrop(m[2]) });
+    } else if ((m = /^([xyzabc])\s*@\s*([a-g][1-7])$/.exec(text))) {
+      act({ type: "place", glass: m[1].toUpperCase(), to: m[2], drop: !!st.board[m[2]] && autoDrop(m[2]) });
+    } else if ((m = /^p\s*@\s*([a-g][1-7])$/.exec(text))) {
+      act({ type: "penalty_drop", at: m[1] });
+    } else {
+      showError(`"${input.value}" is not a move: type from-to like d1-d2, X@c3 to place, or p@c3.`);
+      return;
+    }
+    input.value = "";
+  }
+  $("#typed").addEventListener("submit", typed);
+
   for (const [id, name] of [["#b-drop", "drop"], ["#b-claim", "claim"], ["#b-flip", "flip"],
     ["#b-penalty", "penalty"], ["#b-abandon", "abandon"], ["#b-resign", "resign"], ["#b-rematch", "rematch"]]) {
     $(id).addEventListener("click", () => command(name));

@@ -306,3 +306,102 @@ async fn the_lobby_shows_an_open_seek_and_takes_it() {
     b.assert_no_errors();
     b.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn placement_by_click_and_a_typed_move() {
+    let _one = ONE_BROWSER.lock().await;
+    let mut config = test_config();
+    config.abort_ms = 10_000;
+    config.bot.think_ms = 100;
+    let server = TestServer::start_with(config).await;
+    let b = Browser::launch().await;
+    let base = format!("http://{}", server.addr);
+    let id = play_bot_from_lobby(&b, &base, "Placer", r#"{"level":1,"setup":"placement"}"#).await;
+    let seat = b.eval("document.body.dataset.seat").await;
+    let seat = seat.as_str().unwrap().to_string();
+    let me = if seat == "red" {
+        Player::Red
+    } else {
+        Player::Black
+    };
+    let game: GameId = id.parse().expect("a game id");
+    let mut watch = watcher(&server, game).await;
+    for round in 0..2 {
+        while watch.replica.turn() != me {
+            watch.next_event().await;
+        }
+        b.wait_for(
+            &format!("Number(document.body.dataset.seq) >= {}", watch.seq),
+            "the page to be up to date",
+        )
+        .await;
+        let place = watch
+            .replica
+            .legal_actions(me)
+            .into_iter()
+            .find(|a| matches!(a, Action::Place { drop: true, .. }))
+            .expect("a placement");
+        let Action::Place { glass, to, .. } = place else {
+            unreachable!()
+        };
+        if round == 0 {
+            // The button beside the hourglass, then the socket.
+            b.click(&format!("#p-{seat} button.place")).await;
+            let first = b
+                .eval(&format!(
+                    "document.querySelector('#p-{seat} button.place').innerText"
+                ))
+                .await;
+            let chosen = first
+                .as_str()
+                .unwrap()
+                .trim_start_matches("place ")
+                .to_string();
+            b.click(&format!(".socket[data-square={to}]")).await;
+            let (_, placed) = watch
+                .until(
+                    "our placement",
+                    |e| matches!(e, protocol::game::Event::Placed { player, .. } if *player == me),
+                )
+                .await;
+            let protocol::game::Event::Placed {
+                glass: g, to: t, ..
+            } = placed
+            else {
+                unreachable!()
+            };
+            assert_eq!((g.to_string(), t), (chosen, to));
+        } else {
+            // Typed: "X@c3".
+            b.click("#typed-move").await;
+            b.eval(&format!(
+                "document.getElementById('typed-move').value = '{glass}@{to}'; 1"
+            ))
+            .await;
+            b.click("#typed button").await;
+            let (_, placed) = watch
+                .until(
+                    "our typed placement",
+                    |e| matches!(e, protocol::game::Event::Placed { player, .. } if *player == me),
+                )
+                .await;
+            assert!(
+                matches!(placed, protocol::game::Event::Placed { glass: g, to: t, .. } if g == glass && t == to)
+            );
+        }
+    }
+    // A typed line that is no move is explained, and nothing is sent.
+    b.eval("document.getElementById('typed-move').value = 'hello'; 1")
+        .await;
+    b.click("#typed button").await;
+    let error = b
+        .wait_for(
+            "document.getElementById('error').innerText",
+            "the explanation",
+        )
+        .await;
+    assert!(error.as_str().unwrap().contains("is not a move"), "{error}");
+    b.screenshot("game-placement").await;
+    b.assert_no_errors();
+    b.close().await;
+}
