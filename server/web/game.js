@@ -516,6 +516,9 @@
       $("#title").textContent = document.title = `${g.red.name} vs ${g.black.name} · replay`;
       $("#status").textContent = ctl.result || g.result || g.reason || g.state;
       $("#controls").hidden = true;
+      $(".help").textContent = "Replay: the scrubber is the game's time; ← → step from one action to the next, "
+        + "Home and End jump, space plays (at the speed chosen). Red: orange, hourglasses X Y Z. "
+        + "Black: dark blue, A B C. Dots in a socket: how many rings it holds (filled: rings on it).";
       hooks.replay = ctl;
       ctl.seek(ctl.endMs);
     } catch (e) {
