@@ -27,7 +27,7 @@
   let resyncing = false;
 
   // Hooks for the browser tests and for anyone curious in the console.
-  const hooks = { applied: {}, state: () => st };
+  const hooks = { applied: {}, state: () => st, session: () => session };
   window.__tamsk = hooks;
 
   function idFromUrl(s) {
@@ -140,6 +140,7 @@
         break;
       case "resumed":
         hooks.resumed = msg.after_seq;
+        hooks.resumes = (hooks.resumes || 0) + 1;
         mode = "live";
         seat = msg.seat;
         render(true);

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use protocol::game::{Action, Player};
 use protocol::settings::{Level, Settings};
+use protocol::view::GameView;
 use protocol::wire::{ClientMessage, GameId, ServerMessage};
+use serde_json::Value;
 use tamsk_tests::browser::Browser;
 use tamsk_tests::pages::*;
 use tamsk_tests::{test_config, Client, Follower, TestServer};
@@ -80,6 +82,14 @@ async fn a_reload_resumes_the_players_seat() {
             );
         }
     }
+    // A dropped connection (not a reload): the page connects again and resumes too.
+    let resumes = b.eval("window.__tamsk.resumes").await.as_u64().unwrap();
+    b.eval("window.__tamsk.session().ws.close(); 1").await;
+    b.wait_for(
+        &format!("window.__tamsk.resumes > {resumes} && document.body.dataset.mode === 'live'"),
+        "the page to reconnect and resume",
+    )
+    .await;
     b.wait_for(
         &format!("/lag \\d+ ms/.test(document.getElementById('p-' + {seat}).innerText)"),
         "our lag shown beside our name",
@@ -159,6 +169,38 @@ async fn a_browser_player_plays_a_whole_game_against_the_bot_and_replays_it() {
         "{status}"
     );
     b.screenshot("game-finished").await;
+    // What the page kept from the events is the engine's game: the board, and every
+    // glass's flips and death.
+    watch.check_against_snapshot().await;
+    assert_eq!(
+        sorted(page_board(&b).await),
+        sorted(view_board(&GameView::of(&watch.replica, &[])))
+    );
+    let page_glasses = b
+        .eval(
+            "Object.entries(window.__tamsk.state().glasses).map(([g, v]) => \
+             [g, v.square, v.sand.top_ms, v.sand.since_ms, v.dead_at_ms])",
+        )
+        .await;
+    let engine_glasses: Vec<Value> = watch
+        .replica
+        .glasses()
+        .iter()
+        .map(|g| {
+            serde_json::json!([
+                g.glass.to_string(),
+                g.square.map(|s| s.to_string()),
+                g.sand.top_ms,
+                g.sand.since_ms,
+                g.dead_at_ms
+            ])
+        })
+        .collect();
+    let mut page_glasses = page_glasses.as_array().unwrap().clone();
+    page_glasses.sort_by_key(|v| v[0].as_str().unwrap().to_string());
+    let mut engine_glasses = engine_glasses;
+    engine_glasses.sort_by_key(|v| v[0].as_str().unwrap().to_string());
+    assert_eq!(page_glasses, engine_glasses, "the sand of every glass");
 
     // The replay, from the button on the finished game, ends on the record's board.
     b.click("#to-replay").await;
