@@ -1,6 +1,6 @@
 //! Playing in a real headless Chromium (`tests/src/browser.rs`) against the real server on
 //! port 0: a reload resumes the seat, a browser player plays a whole game against the bot
-//! with the mouse and replays it to the record's final board, keys flip the timer and a
+//! with the mouse, takes the rematch and replays the first game to the record's final board, keys flip the timer and a
 //! refusal is explained in words, an open seek is taken from the lobby. No JavaScript
 //! error may reach the console; screenshots go to `target/screenshots/`.
 
@@ -202,7 +202,25 @@ async fn a_browser_player_plays_a_whole_game_against_the_bot_and_replays_it() {
     engine_glasses.sort_by_key(|v| v[0].as_str().unwrap().to_string());
     assert_eq!(page_glasses, engine_glasses, "the sand of every glass");
 
-    // The replay, from the button on the finished game, ends on the record's board.
+    // A rematch (the bot always takes it) opens the new game's page, colours swapped.
+    b.click("#b-rematch").await;
+    let other_seat = if me == Player::Red { "black" } else { "red" };
+    b.wait_for(
+        &format!(
+            "document.body.dataset.game !== '{id}' && document.body.dataset.mode === 'live' \
+             && document.body.dataset.seat === '{other_seat}'"
+        ),
+        "the rematch's page",
+    )
+    .await;
+    // Back on the finished game (still listed a while): its replay, from the button,
+    // ends on the record's board.
+    b.goto(&format!("{base}/game/{id}")).await;
+    b.wait_for(
+        "document.body.dataset.state === 'finished' && document.getElementById('to-replay')",
+        "the finished game",
+    )
+    .await;
     b.click("#to-replay").await;
     b.wait_for(
         "document.body.dataset.mode === 'replay' && window.__tamsk.replay",
