@@ -1,8 +1,9 @@
 //! Playing in a real headless Chromium (`tests/src/browser.rs`) against the real server on
-//! port 0: a reload resumes the seat, a browser player plays a whole game against the bot
-//! with the mouse, takes the rematch and replays the first game to the record's final board, keys flip the timer and a
-//! refusal is explained in words, an open seek is taken from the lobby. No JavaScript
-//! error may reach the console; screenshots go to `target/screenshots/`.
+//! port 0: a reload (or a dropped connection) resumes the seat; a browser player plays a
+//! whole game against the bot with the mouse, takes the rematch, and replays the first game
+//! to the record's final board; keys flip the timer and a refusal is explained in words;
+//! placement by click and by a typed move; an open seek is taken from the lobby. No
+//! JavaScript error may reach the console; screenshots go to `target/screenshots/`.
 
 use std::time::Duration;
 
