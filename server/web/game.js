@@ -451,7 +451,8 @@
     if (structural) {
       const title = `${name("red")} vs ${name("black")}` + (tv ? " · TAMSK TV" : "");
       $("#title").textContent = title;
-      document.title = title;
+      // The tab says when it is your move (for a player looking at another tab).
+      document.title = (myTurn() ? "● Your move · " : "") + title;
       const line = statusLine() + (mode === "live" ? ` Watchers: ${watchers}.` : "");
       if (line !== lastStatus) $("#status").textContent = lastStatus = line;
       const over = TamskState.isOver(st);

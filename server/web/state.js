@@ -216,7 +216,12 @@ const TamskState = (() => {
     if (st.status.state === "finished") {
       const o = st.status.outcome;
       const rings = o.rings ? `; rings left ${o.rings.red} (Red), ${o.rings.black} (Black)` : "";
-      const tiebreak = o.decision === "tiebreak" ? "; decided by the last living hourglass" : "";
+      // The tiebreak's line-up (latest death first), as the server broadcast it.
+      const lineup = o.tiebreak && o.tiebreak.lineup.length
+        ? " (" + o.tiebreak.lineup.map((l, i) => `${l.glass} ${l.running ? "would die" : "died"} at `
+          + `${(l.dies_at_ms / 1000).toFixed(1)} s${i === o.tiebreak.deciding_index ? " decides" : ""}`).join(", ") + ")"
+        : "";
+      const tiebreak = o.decision === "tiebreak" ? `; decided by the last living hourglass${lineup}` : "";
       return (o.winner ? `${name(o.winner)} wins` : "Draw") + `: ${reasonText(o.reason)}${rings}${tiebreak}`;
     }
     if (st.status.state === "aborted") {
