@@ -1,6 +1,7 @@
 //! The HTTP side of the one port: `/ws` (websocket), `/healthz`, and the stored games:
 //! `GET /games?player=NAME` (recent games) and `GET /games/{id}` (the record as text, or
-//! JSON with `Accept: application/json`).
+//! JSON with `Accept: application/json`). The browser pages and their `/api` are merged in
+//! from [`crate::web`].
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
