@@ -411,7 +411,8 @@
     if (s.turn_limit_ms && !st.held) out.push(`${TamskState.cap(st.turn)} must start a move: ${left(st.turn_started_ms + s.turn_limit_ms)}`);
     for (const p of ["red", "black"]) {
       const w = st.windows[p];
-      if (w && w.drop_open && s.level >= 2) out.push(`${TamskState.cap(p)} may drop on ${w.square}: ${left(w.opened_ms + s.drop_grace_ms)}`);
+      // The mover's drop grace; when it ends without a drop, the other player may claim.
+      if (w && w.drop_open && s.level >= 2) out.push(`${TamskState.cap(p)} may drop on ${w.square}: ${left(w.opened_ms + s.drop_grace_ms)}, then ${TamskState.cap(TamskState.OTHER[p])} may claim`);
       const seatInfo = seats[p];
       if (seatInfo && seatInfo.connected === false && seatInfo.grace_until_ms != null) out.push(`${TamskState.cap(p)} is away; win may be claimed in ${left(seatInfo.grace_until_ms)}`);
       if (st.clocks) {
