@@ -1,6 +1,7 @@
 //! The HTTP side of the one port: `/ws` (websocket), `/healthz`, and the stored games:
 //! `GET /games?player=NAME` (recent games) and `GET /games/{id}` (the record as text, or
-//! JSON with `Accept: application/json`).
+//! JSON with `Accept: application/json`). The browser pages and their `/api` are merged in
+//! from [`crate::web`].
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -33,6 +34,8 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/metrics", get(metrics))
         .route("/games", get(games))
         .route("/games/{id}", get(game))
+        // The pages for browsers and their JSON (`/`, `/tv`, `/game/{id}`, `/api/...`).
+        .merge(crate::web::routes())
         .with_state(hub)
 }
 

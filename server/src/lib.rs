@@ -1,10 +1,11 @@
 //! TAMSK online: the authoritative real-time websocket server.
 //!
 //! [`run`] serves one listener until `shutdown` completes: the websocket at `/ws` and
-//! plain HTTP beside it (`/healthz`, `/games`). Finished and aborted games and players are
-//! stored in SQLite ([`store`]). Each live game is one task owning its engine and
-//! clocks ([`game`]); each connection is one reading task plus one writing task with a
-//! bounded queue between them ([`connection`]); [`hub`] is what they share.
+//! plain HTTP beside it (`/healthz`, `/games`, and the browser pages of [`web`]). Finished
+//! and aborted games and players are stored in SQLite ([`store`]). Each live game is one
+//! task owning its engine and clocks ([`game`]); each connection is one reading task plus
+//! one writing task with a bounded queue between them ([`connection`]); [`hub`] is what
+//! they share.
 
 pub mod alarm;
 pub mod bot;
@@ -21,6 +22,7 @@ pub mod metrics;
 pub mod ping;
 pub mod request;
 pub mod store;
+pub mod web;
 
 use std::future::Future;
 use std::sync::Arc;

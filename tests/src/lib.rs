@@ -19,6 +19,8 @@ use tokio::sync::oneshot;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
+pub mod browser;
+pub mod pages;
 pub mod proxy;
 
 /// How long any single await may take before the test fails instead of hanging.

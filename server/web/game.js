@@ -1,0 +1,534 @@
+// A game page (`/game/{id}`) and the TV (`/tv`, the most-watched live game, then the
+// next). Live: a websocket, `watch` as a guest or `join` as a seated player (the token
+// from localStorage), a display state kept from the snapshot and the events
+// (state.js), and the sand redrawn every animation frame from the documented state.
+// A game that is no longer live is replayed (replay.js).
+"use strict";
+
+(() => {
+  const { $, h } = Tamsk;
+  const tv = location.pathname === "/tv";
+  // Game ids are opaque: the server's own JSON value is sent back once known.
+  let gameRef = tv ? null : idFromUrl(decodeURIComponent(location.pathname.slice("/game/".length)));
+  let st = null; // display state
+  let seq = 0;
+  let seat = null;
+  let seats = { red: null, black: null };
+  let watchers = 0;
+  let lines = [];
+  let base = { now_ms: 0, perf: 0 };
+  let session = null;
+  let mode = "connecting";
+  let ui = { selected: null, placing: null, penalty: false, targets: new Set() };
+  let lastStatus = "";
+  let myGames = [];
+  let closedByUs = false;
+  let tvEnded = new Set();
+  let resyncing = false;
+
+  // Hooks for the browser tests and for anyone curious in the console.
+  const hooks = { applied: {}, state: () => st, session: () => session };
+  window.__tamsk = hooks;
+
+  function idFromUrl(s) {
+    // A short all-digit id is a number on the wire; any other id is a string.
+    return /^\d{1,15}$/.test(s) ? Number(s) : s;
+  }
+  function sameGame(a, b) {
+    return a != null && b != null && String(a) === String(b);
+  }
+  function storeKey() {
+    return "tamsk.game." + String(gameRef);
+  }
+
+  const board = TamskBoard.create($("#board"), onSquare);
+
+  function gameNow() {
+    if (!st) return 0;
+    const end = TamskState.endedAt(st);
+    if (end != null) return end;
+    const rtt = session ? session.rtt : 0;
+    return Math.max(st.at_ms, base.now_ms + (performance.now() - base.perf) + rtt / 2);
+  }
+
+  function setBase(nowMs) {
+    base = { now_ms: nowMs, perf: performance.now() };
+  }
+
+  function showError(text) {
+    $("#error").textContent = text || "";
+  }
+
+  // --- live ------------------------------------------------------------------------
+  function connect() {
+    const me = Tamsk.identity();
+    closedByUs = false;
+    mode = "connecting";
+    session = Tamsk.connect(me ? { token: me.token } : { guest: true }, onMessage, () => {
+      if (closedByUs || mode === "replay") return;
+      $("#status").textContent = "Connection lost: reconnecting…";
+      setTimeout(connect, 1000);
+    });
+  }
+
+  function follow() {
+    if (gameRef == null) return;
+    const mine = myGames.find((g) => sameGame(g, gameRef));
+    if (mine != null) gameRef = mine;
+    let after = null;
+    if (!st) {
+      // A reload: what this tab saw is kept in sessionStorage; resume after it.
+      try {
+        const saved = JSON.parse(sessionStorage.getItem(storeKey()) || "null");
+        if (saved && saved.st) {
+          ({ st, seq, lines, seats, seat } = saved);
+          setBase(saved.st.at_ms);
+          renderMoves();
+        }
+      } catch (_) { /* nothing kept */ }
+    }
+    if (st) after = seq;
+    const type = mine != null ? "join" : "watch";
+    const msg = { type, game: gameRef };
+    if (after != null) msg.after_seq = after;
+    session.send(msg);
+  }
+
+  async function pickTv() {
+    gameRef = null;
+    try {
+      const r = await fetch("/api/lobby");
+      const data = await r.json();
+      const live = data.games.filter((g) => g.state === "playing" && !tvEnded.has(String(g.game)));
+      live.sort((a, b) => b.watchers - a.watchers || b.move_count - a.move_count);
+      if (live.length) {
+        gameRef = live[0].game;
+        st = null;
+        lines = [];
+        renderMoves();
+        follow();
+        return;
+      }
+    } catch (_) { /* tried again below */ }
+    $("#title").textContent = "TAMSK TV";
+    $("#status").textContent = "No live game right now: waiting for one…";
+    setTimeout(pickTv, 2000);
+  }
+
+  function save() {
+    try {
+      sessionStorage.setItem(storeKey(), JSON.stringify({ st, seq, lines, seats, seat }));
+    } catch (_) { /* storage full or off: a reload then takes a snapshot */ }
+  }
+
+  function onMessage(msg) {
+    switch (msg.type) {
+      case "welcome":
+        myGames = msg.games || [];
+        tv ? pickTv() : follow();
+        break;
+      case "guest_welcome":
+        tv ? pickTv() : follow();
+        break;
+      case "snapshot":
+        if (!sameGame(msg.game, gameRef)) {
+          // A rematch started: its own page.
+          location.href = "/game/" + encodeURIComponent(msg.game);
+          return;
+        }
+        onSnapshot(msg);
+        break;
+      case "resumed":
+        hooks.resumed = msg.after_seq;
+        hooks.resumes = (hooks.resumes || 0) + 1;
+        mode = "live";
+        seat = msg.seat;
+        render(true);
+        break;
+      case "event":
+        if (sameGame(msg.game, gameRef)) onEvent(msg);
+        break;
+      case "watchers":
+        if (sameGame(msg.game, gameRef)) watchers = msg.count;
+        break;
+      case "rematch_offered":
+        $("#b-rematch").hidden = false;
+        $("#b-rematch").textContent = msg.by === seat ? "Rematch offered…" : "Accept the rematch";
+        break;
+      case "rematch_declined":
+        $("#b-rematch").textContent = "Rematch declined";
+        break;
+      case "error":
+        onError(msg);
+        break;
+      default:
+        break;
+    }
+  }
+
+  function onError(msg) {
+    if (msg.code === "unknown_token") {
+      Tamsk.forgetIdentity();
+      closedByUs = true;
+      session.close();
+      connect();
+      return;
+    }
+    if (msg.code === "unknown_game" && gameRef != null && !tv) {
+      // Not live (any more): replay the stored game.
+      sessionStorage.removeItem(storeKey());
+      startReplay();
+      return;
+    }
+    if (msg.code === "unknown_game" && tv) {
+      pickTv();
+      return;
+    }
+    showError(msg.message);
+  }
+
+  function onSnapshot(s) {
+    resyncing = false;
+    mode = "live";
+    gameRef = s.game;
+    seat = s.seat;
+    seats = { red: s.red, black: s.black };
+    watchers = s.watchers;
+    st = TamskState.fromView(s.view, s.view.settings);
+    seq = s.seq;
+    setBase(s.now_ms);
+    lines = [];
+    let pendingFrom = null;
+    for (const entry of s.view.entries) {
+      lines.push(...TamskState.describeEntry(entry, null));
+      if (entry.entry !== "act") continue;
+      const a = entry.action;
+      if (a.type === "move") st.last = { from: a.from, to: a.to, player: entry.player };
+      if (a.type === "start") pendingFrom = a.from;
+      if (a.type === "release") st.last = { from: pendingFrom, to: a.to, player: entry.player };
+      if (a.type === "place") st.last = { from: null, to: a.to, player: entry.player };
+    }
+    renderMoves();
+    render(true);
+    save();
+  }
+
+  function onEvent(ev) {
+    if (ev.seq <= seq) return; // already in the state (a resume after a reload)
+    if (resyncing) return; // a snapshot is on its way
+    if (!st || ev.seq !== seq + 1) {
+      // A gap: ask for the whole game again (once).
+      resyncing = true;
+      session.send({ type: seat ? "join" : "watch", game: gameRef });
+      return;
+    }
+    seq = ev.seq;
+    setBase(ev.now_ms);
+    if (ev.kind === "play") {
+      for (const e of ev.events) TamskState.applyEvent(st, e);
+      const added = TamskState.describeEntry(ev.entry, ev.events);
+      lines.push(...added);
+      appendMoves(added);
+      if (ui.selected && !(st.board[ui.selected] && st.board[ui.selected].glass)) clearSelection();
+    } else if (ev.kind === "presence") {
+      Object.assign(seats[ev.player], { connected: ev.connected, grace_until_ms: ev.grace_until_ms || null });
+    } else if (ev.kind === "lag") {
+      seats[ev.player].lag_ms = ev.rtt_ms;
+    } else if (ev.kind === "grace_expired") {
+      seats[ev.player].grace_expired = true;
+    }
+    render(true);
+    hooks.applied[ev.seq] = Date.now();
+    save();
+    if (tv && TamskState.isOver(st) && !tvEnded.has(String(gameRef))) {
+      tvEnded.add(String(gameRef));
+      const ended = gameRef;
+      setTimeout(() => {
+        if (sameGame(ended, gameRef)) {
+          session.send({ type: "leave", game: gameRef });
+          pickTv();
+        }
+      }, 3000);
+    }
+  }
+
+  // --- playing ---------------------------------------------------------------------
+  function act(action) {
+    showError("");
+    session.send({ type: "act", game: gameRef, action });
+  }
+
+  function myTurn() {
+    return seat && st && st.status.state === "playing" && st.turn === seat;
+  }
+
+  function clearSelection() {
+    ui = { selected: null, placing: null, penalty: false, targets: new Set() };
+  }
+
+  function onSquare(sq) {
+    if (!seat || !st || mode !== "live") return;
+    const info = st.board[sq];
+    if (ui.penalty) {
+      act({ type: "penalty_drop", at: sq });
+      clearSelection();
+    } else if (ui.placing) {
+      act({ type: "place", glass: ui.placing, to: sq, drop: autoDrop(sq) });
+      clearSelection();
+    } else if (st.held && st.held.player === seat) {
+      // A move started elsewhere (another tab): put it down here.
+      act({ type: "release", to: sq });
+      if (autoDrop(sq)) act({ type: "drop" });
+    } else if (ui.selected && ui.selected !== sq && !info.glass) {
+      act({ type: "move", from: ui.selected, to: sq, drop: autoDrop(sq) });
+      clearSelection();
+    } else if (info.glass && TamskState.ownerOf(info.glass) === seat) {
+      if (ui.selected === sq) {
+        clearSelection();
+      } else {
+        ui.selected = sq;
+        ui.targets = new Set(TamskBoard.neighbours(sq).filter((n) => !st.board[n].glass));
+        if (!myTurn()) showError("It is not your turn yet.");
+      }
+    } else {
+      clearSelection();
+    }
+    render(true);
+  }
+
+  function autoDrop(sq) {
+    const info = st.board[sq];
+    return $("#auto-drop").checked && info.rings < info.capacity && st.holders[seat] > 0;
+  }
+
+  function command(name) {
+    if (!seat || mode !== "live") return;
+    switch (name) {
+      case "drop": act({ type: "drop" }); break;
+      case "claim": act({ type: "claim" }); break;
+      case "flip": act({ type: "flip" }); break;
+      case "penalty":
+        ui.penalty = !ui.penalty;
+        ui.selected = null;
+        showError(ui.penalty ? "Pick the socket for your penalty ring." : "");
+        break;
+      case "abandon": session.send({ type: "claim_abandonment", game: gameRef }); break;
+      case "resign":
+        if (confirm("Resign this game?")) act({ type: "resign" });
+        break;
+      case "rematch": session.send({ type: "rematch", game: gameRef }); break;
+      case "cancel": clearSelection(); showError(""); break;
+      default: break;
+    }
+    render(true);
+  }
+
+  // A move typed in the notation (for the keyboard alone, and screen readers).
+  function typed(ev) {
+    ev.preventDefault();
+    const input = $("#typed-move");
+    const text = input.value.trim().toLowerCase();
+    let m;
+    if ((m = /^([a-g][1-7])\s*-\s*([a-g][1-7])$/.exec(text))) {
+      act({ type: "move", from: m[1], to: m[2], drop: !!st.board[m[2]] && autoDrop(m[2]) });
+    } else if ((m = /^([xyzabc])\s*@\s*([a-g][1-7])$/.exec(text))) {
+      act({ type: "place", glass: m[1].toUpperCase(), to: m[2], drop: !!st.board[m[2]] && autoDrop(m[2]) });
+    } else if ((m = /^p\s*@\s*([a-g][1-7])$/.exec(text))) {
+      act({ type: "penalty_drop", at: m[1] });
+    } else {
+      showError(`"${input.value}" is not a move: type from-to like d1-d2, X@c3 to place, or p@c3.`);
+      return;
+    }
+    input.value = "";
+  }
+  $("#typed").addEventListener("submit", typed);
+
+  for (const [id, name] of [["#b-drop", "drop"], ["#b-claim", "claim"], ["#b-flip", "flip"],
+    ["#b-penalty", "penalty"], ["#b-abandon", "abandon"], ["#b-resign", "resign"], ["#b-rematch", "rematch"]]) {
+    $(id).addEventListener("click", () => command(name));
+  }
+  document.addEventListener("keydown", (e) => {
+    if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || e.ctrlKey || e.metaKey || e.altKey) return;
+    const keys = { d: "drop", c: "claim", f: "flip", p: "penalty", w: "abandon", R: "resign", Escape: "cancel" };
+    if (keys[e.key]) {
+      e.preventDefault();
+      command(keys[e.key]);
+    }
+  });
+
+  // --- drawing ---------------------------------------------------------------------
+  function appendMoves(added) {
+    const ol = $("#moves");
+    for (const l of added) ol.append(h("li", { "data-at": String(l.at_ms) }, h("span", { class: "t", text: l.time }), " ", l.text));
+    ol.scrollTop = ol.scrollHeight;
+  }
+  function renderMoves() {
+    $("#moves").replaceChildren();
+    appendMoves(lines);
+  }
+
+  function name(p) {
+    return (seats[p] && seats[p].name) || TamskState.cap(p);
+  }
+
+  function renderPlayer(p, t) {
+    const info = seats[p] || {};
+    const mine = seat === p ? " (you)" : "";
+    const rating = info.rating != null ? ` · rating ${info.rating}` : "";
+    const away = info.connected === false
+      ? ` · away${info.grace_until_ms != null ? `, grace ${TamskBoard.fmtSecs(Math.max(0, info.grace_until_ms - t))} s` : ""}`
+      : "";
+    const glasses = Object.keys(st.glasses).filter((g) => TamskState.ownerOf(g) === p).map((g) => {
+      const gl = st.glasses[g];
+      const where = gl.square || "beside the board";
+      const sand = st.settings.level < 2 ? "" : gl.dead_at_ms != null && gl.dead_at_ms <= t ? " dead"
+        : gl.started ? ` ${TamskBoard.fmtSecs(TamskState.sandLeft(gl, t))}` : " unstarted";
+      const place = seat === p && !gl.square && st.status.state === "playing"
+        ? h("button", { class: "place", onclick: () => { clearSelection(); ui.placing = g; render(true); }, text: `place ${g}` })
+        : null;
+      return h("li", {}, `${g} ${where}${sand}`, place);
+    });
+    $("#p-" + p).replaceChildren(
+      h("div", { class: "pname" },
+        h("span", { class: "swatch " + p, "aria-hidden": "true" }),
+        `${TamskState.cap(p)}: ${name(p)}${mine}`,
+        st.turn === p && st.status.state === "playing" ? h("strong", { text: " · to move" }) : null),
+      h("div", { text: `rings left ${st.holders[p]}` + (st.penalty_owed[p] ? " · penalty ring owed" : "")
+        + (info.lag_ms != null ? ` · lag ${info.lag_ms} ms` : "") + rating + away }),
+      h("ul", { class: "glist" }, ...glasses));
+  }
+
+  function deadlines(t) {
+    const out = [];
+    const s = st.settings;
+    const left = (at) => TamskBoard.fmtSecs(Math.max(0, at - t)) + " s";
+    if (st.status.state !== "playing") return out;
+    if (s.level >= 3 && st.neutral.target) {
+      const n = TamskState.neutralLeft(st.neutral, t);
+      if (n > 0) out.push(`15-second timer on ${TamskState.cap(st.neutral.target[0])}: ${left(t + n)}`);
+    }
+    if (st.moves_made[st.turn] === 0 && !st.held) out.push(`${TamskState.cap(st.turn)}'s first move, or the game is aborted: ${left(st.turn_started_ms + s.abort_ms)}`);
+    if (s.turn_limit_ms && !st.held) out.push(`${TamskState.cap(st.turn)} must start a move: ${left(st.turn_started_ms + s.turn_limit_ms)}`);
+    for (const p of ["red", "black"]) {
+      const w = st.windows[p];
+      // The mover's drop grace; when it ends without a drop, the other player may claim.
+      if (w && w.drop_open && s.level >= 2) out.push(`${TamskState.cap(p)} may drop on ${w.square}: ${left(w.opened_ms + s.drop_grace_ms)}, then ${TamskState.cap(TamskState.OTHER[p])} may claim`);
+      const seatInfo = seats[p];
+      if (seatInfo && seatInfo.connected === false && seatInfo.grace_until_ms != null) out.push(`${TamskState.cap(p)} is away; win may be claimed in ${left(seatInfo.grace_until_ms)}`);
+      if (st.clocks) {
+        const running = st.turn === p ? Math.max(0, t - Math.max(st.clocks_at, st.turn_started_ms)) : 0;
+        out.push(`${TamskState.cap(p)}'s clock: ${TamskBoard.fmtSecs(Math.max(0, st.clocks[p] - running))}`);
+      }
+    }
+    if (st.late && st.late.late_until_ms != null) out.push(`${TamskState.cap(st.late.player)} must put ${st.late.glass} down: ${left(st.late.late_until_ms)}`);
+    return out;
+  }
+
+  function statusLine() {
+    const over = TamskState.describeStatus(st, { red: name("red"), black: name("black") });
+    if (over) return over;
+    const last = st.last ? ` Last move: ${TamskState.cap(st.last.player)} ${st.last.from ? st.last.from + "-" : "to "}${st.last.to}.` : "";
+    const you = seat ? (st.turn === seat ? " Your move." : " Your opponent's move.") : "";
+    const held = st.held ? ` ${TamskState.cap(st.held.player)} holds ${st.held.glass}.` : "";
+    return `${TamskState.cap(st.turn)} (${name(st.turn)}) to move.${you}${held}${last}`;
+  }
+
+  let textDrawn = 0;
+  function render(structural) {
+    if (!st) return;
+    const t = gameNow();
+    TamskBoard.draw(board, st, t, ui);
+    // The sand moves every frame; the text (panels, countdowns) ten times a second.
+    const now = performance.now();
+    if (!structural && now - textDrawn < 100) return;
+    textDrawn = now;
+    renderPlayer("red", t);
+    renderPlayer("black", t);
+    const n = st.settings.level >= 3 ? TamskState.neutralLeft(st.neutral, t) : null;
+    $("#neutral").textContent = n == null ? "" : n > 0 && st.neutral.target
+      ? `15-second timer: ${TamskBoard.fmtSecs(n)} s on ${TamskState.cap(st.neutral.target[0])}`
+      : n > 0 ? `15-second timer: ${TamskBoard.fmtSecs(n)} s (judges nobody)` : "15-second timer: empty";
+    $("#deadlines").replaceChildren(...deadlines(t).map((d) => h("li", { text: d })));
+    if (structural) {
+      const title = `${name("red")} vs ${name("black")}` + (tv ? " · TAMSK TV" : "");
+      $("#title").textContent = title;
+      // The tab says when it is your move (for a player looking at another tab).
+      document.title = (myTurn() ? "● Your move · " : "") + title;
+      const line = statusLine() + (mode === "live" ? ` Watchers: ${watchers}.` : "");
+      if (line !== lastStatus) $("#status").textContent = lastStatus = line;
+      const over = TamskState.isOver(st);
+      $("#controls").hidden = !seat || mode !== "live";
+      $("#b-rematch").hidden = !over || !seat;
+      for (const b of ["#b-drop", "#b-claim", "#b-penalty", "#b-flip", "#b-resign", "#b-abandon"]) $(b).disabled = over;
+      $("#b-flip").hidden = st.settings.level < 3;
+      $("#b-abandon").hidden = !(seat && seats[TamskState.OTHER[seat]] && seats[TamskState.OTHER[seat]].grace_expired);
+      const body = document.body;
+      body.setAttribute("data-mode", mode);
+      body.setAttribute("data-seat", seat || "");
+      body.setAttribute("data-turn", st.turn);
+      body.setAttribute("data-state", st.status.state);
+      body.setAttribute("data-seq", String(seq));
+      body.setAttribute("data-game", gameRef == null ? "" : String(gameRef));
+      body.setAttribute("data-held", st.held ? st.held.glass : "");
+      if (over && mode === "live" && !tv) showReplayOffer();
+    }
+  }
+
+  function showReplayOffer() {
+    if ($("#to-replay")) return;
+    $("#status").after(h("button", { id: "to-replay", onclick: startReplay, text: "Replay this game" }));
+  }
+
+  function frame() {
+    if (st && mode !== "replay") render(false);
+    requestAnimationFrame(frame);
+  }
+
+  // --- replay ----------------------------------------------------------------------
+  function showReplayFrame(state, t, all) {
+    if (lines !== all) {
+      // The move list of the whole game, greyed after the scrubber's instant.
+      lines = all;
+      renderMoves();
+    }
+    st = state;
+    TamskBoard.draw(board, st, t, ui);
+    renderPlayer("red", t);
+    renderPlayer("black", t);
+    $("#deadlines").replaceChildren(...deadlines(t).map((d) => h("li", { text: d })));
+    const n = st.settings.level >= 3 ? TamskState.neutralLeft(st.neutral, t) : null;
+    $("#neutral").textContent = n == null ? "" : `15-second timer: ${TamskBoard.fmtSecs(n)} s`;
+    const items = $("#moves").children;
+    for (let i = 0; i < items.length; i++) items[i].classList.toggle("future", lines[i].at_ms > t);
+    document.body.setAttribute("data-mode", "replay");
+    document.body.setAttribute("data-state", st.status.state);
+  }
+
+  async function startReplay() {
+    mode = "replay";
+    closedByUs = true;
+    if (session) session.close();
+    const offer = $("#to-replay");
+    if (offer) offer.remove();
+    seat = null;
+    clearSelection();
+    try {
+      const ctl = await TamskReplay.load(gameRef, showReplayFrame);
+      const g = ctl.game;
+      seats = { red: { name: g.red.name, rating: g.red.rating }, black: { name: g.black.name, rating: g.black.rating } };
+      $("#title").textContent = document.title = `${g.red.name} vs ${g.black.name} · replay`;
+      $("#status").textContent = ctl.result || g.result || g.reason || g.state;
+      $("#controls").hidden = true;
+      $(".help").textContent = "Replay: the scrubber is the game's time; ← → step from one action to the next, "
+        + "Home and End jump, space plays (at the speed chosen). Red: orange, hourglasses X Y Z. "
+        + "Black: dark blue, A B C. Dots in a socket: how many rings it holds (filled: rings on it).";
+      hooks.replay = ctl;
+      ctl.seek(ctl.endMs);
+    } catch (e) {
+      showError(e.message);
+    }
+  }
+
+  connect();
+  requestAnimationFrame(frame);
+})();

@@ -1,0 +1,468 @@
+//! Playing in a real headless Chromium (`tests/src/browser.rs`) against the real server on
+//! port 0: a reload (or a dropped connection) resumes the seat; a browser player plays a
+//! whole game against the bot with the mouse, takes the rematch, and replays the first game
+//! to the record's final board; keys flip the timer and a refusal is explained in words;
+//! placement by click and by a typed move; an open seek is taken from the lobby. No
+//! JavaScript error may reach the console; screenshots go to `target/screenshots/`.
+
+use std::time::Duration;
+
+use protocol::game::{Action, Player};
+use protocol::settings::{Level, Settings};
+use protocol::view::GameView;
+use protocol::wire::{ClientMessage, GameId, ServerMessage};
+use serde_json::Value;
+use tamsk_tests::browser::Browser;
+use tamsk_tests::pages::*;
+use tamsk_tests::{test_config, Client, Follower, TestServer};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_resumes_the_players_seat() {
+    let _one = ONE_BROWSER.lock().await;
+    let mut config = test_config();
+    // A first move from a page that just loaded, on a loaded machine: no abort meanwhile.
+    config.abort_ms = 10_000;
+    config.bot.think_ms = 100;
+    // The server measures the browser's lag (websocket pings the browser answers itself).
+    config.first_ping = Some(Duration::from_millis(100));
+    config.ping_interval = Duration::from_millis(500);
+    let server = TestServer::start_with(config).await;
+    let b = Browser::launch().await;
+    let base = format!("http://{}", server.addr);
+    let id = play_bot_from_lobby(&b, &base, "Reloader", r#"{"level":1}"#).await;
+    let seat = b.eval("document.body.dataset.seat").await;
+    let game: GameId = id.parse().expect("a game id");
+    let mut watch = watcher(&server, game).await;
+    let me = if seat == "red" {
+        Player::Red
+    } else {
+        Player::Black
+    };
+    // One move of ours before and one after the reload.
+    for round in 0..2 {
+        while watch.replica.turn() != me {
+            watch.next_event().await;
+        }
+        let seq = watch.seq;
+        b.wait_for(
+            &format!("Number(document.body.dataset.seq) >= {seq}"),
+            "the page to be up to date",
+        )
+        .await;
+        let Some(Action::Move { from, to, .. }) = some_move(&watch) else {
+            panic!("no move for us")
+        };
+        b.click(&format!(".socket[data-square={from}]")).await;
+        b.click(&format!(".socket[data-square={to}]")).await;
+        watch
+            .until("our move", |e| {
+                matches!(e, protocol::game::Event::MoveReleased { player, .. } if *player == me)
+            })
+            .await;
+        if round == 0 {
+            let before = watch.seq;
+            b.wait_for(
+                &format!("Number(document.body.dataset.seq) >= {before}"),
+                "the page to have our move",
+            )
+            .await;
+            b.reload().await;
+            // It resumes where it was (join with after_seq) and still holds the seat.
+            b.wait_for(
+                &format!(
+                    "document.body.dataset.mode === 'live' && document.body.dataset.seat === {seat} \
+                     && window.__tamsk.resumed != null"
+                ),
+                "the page to resume the seat",
+            )
+            .await;
+            let from_seq = b.eval("window.__tamsk.resumed").await;
+            assert!(
+                from_seq.as_u64().unwrap() >= before,
+                "resumed after the events it had: {from_seq} >= {before}"
+            );
+        }
+    }
+    // A dropped connection (not a reload): the page connects again and resumes too.
+    let resumes = b.eval("window.__tamsk.resumes").await.as_u64().unwrap();
+    b.eval("window.__tamsk.session().ws.close(); 1").await;
+    b.wait_for(
+        &format!("window.__tamsk.resumes > {resumes} && document.body.dataset.mode === 'live'"),
+        "the page to reconnect and resume",
+    )
+    .await;
+    b.wait_for(
+        &format!("/lag \\d+ ms/.test(document.getElementById('p-' + {seat}).innerText)"),
+        "our lag shown beside our name",
+    )
+    .await;
+    b.screenshot("game-after-reload").await;
+    b.assert_no_errors();
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_player_plays_a_whole_game_against_the_bot_and_replays_it() {
+    let _one = ONE_BROWSER.lock().await;
+    let mut config = test_config();
+    // A first move from a page that just loaded, on a loaded machine: no abort meanwhile.
+    config.abort_ms = 10_000;
+    config.bot.think_ms = 150;
+    let server = TestServer::start_with(config).await;
+    let b = Browser::launch().await;
+    let base = format!("http://{}", server.addr);
+    let id = play_bot_from_lobby(
+        &b,
+        &base,
+        "Clicker",
+        r#"{"level":2,"hourglass_ms":4000,"turn_limit_ms":null}"#,
+    )
+    .await;
+    let seat = b.eval("document.body.dataset.seat").await;
+    let me = if seat == "red" {
+        Player::Red
+    } else {
+        Player::Black
+    };
+    let game: GameId = id.parse().expect("a game id");
+    let mut watch = watcher(&server, game).await;
+    let mut moves = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    while watch.replica.is_playing() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the game ends within 90 s"
+        );
+        let ours = watch.replica.turn() == me && watch.replica.held().is_none();
+        let action = if ours { some_move(&watch) } else { None };
+        let Some(Action::Move { from, to, .. }) = action else {
+            watch.next_event().await;
+            continue;
+        };
+        let seq = watch.seq;
+        b.wait_for(
+            &format!("Number(document.body.dataset.seq) >= {seq}"),
+            "the page to be up to date",
+        )
+        .await;
+        b.click(&format!(".socket[data-square={from}]")).await;
+        b.click(&format!(".socket[data-square={to}]")).await;
+        // Our move, or whatever came first (a glass of ours ran out meanwhile: try again).
+        let before = watch.seq;
+        while watch.seq == before {
+            watch.next_event().await;
+        }
+        moves += 1;
+        if moves == 3 {
+            b.screenshot("game-playing").await;
+        }
+    }
+    assert!(moves >= 3, "we moved {moves} times");
+    b.wait_for(
+        "document.body.dataset.state === 'finished'",
+        "the page to show the end",
+    )
+    .await;
+    let status = b.eval("document.getElementById('status').innerText").await;
+    let status = status.as_str().unwrap();
+    assert!(
+        status.contains("wins") || status.contains("Draw"),
+        "{status}"
+    );
+    b.screenshot("game-finished").await;
+    // What the page kept from the events is the engine's game: the board, and every
+    // glass's flips and death.
+    watch.check_against_snapshot().await;
+    assert_eq!(
+        sorted(page_board(&b).await),
+        sorted(view_board(&GameView::of(&watch.replica, &[])))
+    );
+    let page_glasses = b
+        .eval(
+            "Object.entries(window.__tamsk.state().glasses).map(([g, v]) => \
+             [g, v.square, v.sand.top_ms, v.sand.since_ms, v.dead_at_ms])",
+        )
+        .await;
+    let engine_glasses: Vec<Value> = watch
+        .replica
+        .glasses()
+        .iter()
+        .map(|g| {
+            serde_json::json!([
+                g.glass.to_string(),
+                g.square.map(|s| s.to_string()),
+                g.sand.top_ms,
+                g.sand.since_ms,
+                g.dead_at_ms
+            ])
+        })
+        .collect();
+    let mut page_glasses = page_glasses.as_array().unwrap().clone();
+    page_glasses.sort_by_key(|v| v[0].as_str().unwrap().to_string());
+    let mut engine_glasses = engine_glasses;
+    engine_glasses.sort_by_key(|v| v[0].as_str().unwrap().to_string());
+    assert_eq!(page_glasses, engine_glasses, "the sand of every glass");
+
+    // A rematch (the bot always takes it) opens the new game's page, colours swapped.
+    b.click("#b-rematch").await;
+    let other_seat = if me == Player::Red { "black" } else { "red" };
+    b.wait_for(
+        &format!(
+            "document.body.dataset.game !== '{id}' && document.body.dataset.mode === 'live' \
+             && document.body.dataset.seat === '{other_seat}'"
+        ),
+        "the rematch's page",
+    )
+    .await;
+    // Back on the finished game (still listed a while): its replay, from the button,
+    // ends on the record's board.
+    b.goto(&format!("{base}/game/{id}")).await;
+    b.wait_for(
+        "document.body.dataset.state === 'finished' && document.getElementById('to-replay')",
+        "the finished game",
+    )
+    .await;
+    b.click("#to-replay").await;
+    b.wait_for(
+        "document.body.dataset.mode === 'replay' && window.__tamsk.replay",
+        "the replay",
+    )
+    .await;
+    let expected = stored_final_view(&server, &id).await;
+    assert_eq!(sorted(page_board(&b).await), sorted(view_board(&expected)));
+    b.assert_no_errors();
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_flip_the_timer_and_a_refused_action_is_explained_in_words() {
+    let _one = ONE_BROWSER.lock().await;
+    let mut config = test_config();
+    // A first move from a page that just loaded, on a loaded machine: no abort meanwhile.
+    config.abort_ms = 10_000;
+    // The bot takes its time: our flip lands on its turn before it moves.
+    config.bot.think_ms = 3000;
+    config.bot.flip_after_ms = 60_000;
+    let server = TestServer::start_with(config).await;
+    let b = Browser::launch().await;
+    let base = format!("http://{}", server.addr);
+    let id = play_bot_from_lobby(
+        &b,
+        &base,
+        "Flipper",
+        r#"{"level":3,"hourglass_ms":60000,"neutral_ms":20000}"#,
+    )
+    .await;
+    let seat = b.eval("document.body.dataset.seat").await;
+    let me = if seat == "red" {
+        Player::Red
+    } else {
+        Player::Black
+    };
+    let game: GameId = id.parse().expect("a game id");
+    let mut watch = watcher(&server, game).await;
+    if me == Player::Red {
+        b.wait_for(
+            &format!("Number(document.body.dataset.seq) >= {}", watch.seq),
+            "the page to be up to date",
+        )
+        .await;
+        let Some(Action::Move { from, to, .. }) = some_move(&watch) else {
+            panic!("no first move")
+        };
+        b.click(&format!(".socket[data-square={from}]")).await;
+        b.click(&format!(".socket[data-square={to}]")).await;
+        watch
+            .until("our move", |e| {
+                matches!(e, protocol::game::Event::MoveReleased { .. })
+            })
+            .await;
+    }
+    b.wait_for(
+        &format!(
+            "document.body.dataset.turn === '{}'",
+            me.other().to_string().to_lowercase()
+        ),
+        "the bot's turn on the page",
+    )
+    .await;
+    b.key("f").await;
+    watch
+        .until(
+            "our flip",
+            |e| matches!(e, protocol::game::Event::NeutralFlipped { by, .. } if *by == me),
+        )
+        .await;
+    let bot = if me == Player::Red { "Black" } else { "Red" };
+    b.wait_for(
+        &format!(
+            "document.getElementById('neutral').innerText.includes('on {bot}') && \
+             [...document.querySelectorAll('#deadlines li')].some(l => l.innerText.includes('15-second timer on {bot}'))"
+        ),
+        "the timer running on the bot, with its countdown",
+    )
+    .await;
+    b.screenshot("game-flip").await;
+    // A second flip while it runs is refused: the page says why, in words.
+    b.key("f").await;
+    let message = b
+        .wait_for(
+            "document.getElementById('error').innerText",
+            "the refusal in words",
+        )
+        .await;
+    let message = message.as_str().unwrap();
+    assert!(
+        message.contains(' ') && !message.contains("neutral_running"),
+        "a sentence, not a code: {message}"
+    );
+    b.assert_no_errors();
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lobby_shows_an_open_seek_and_takes_it() {
+    let _one = ONE_BROWSER.lock().await;
+    let server = TestServer::start().await;
+    let mut seeker = Client::new_player(&server, "Seeker").await;
+    seeker
+        .send(&ClientMessage::Seek {
+            settings: Settings::blitz(Level::One),
+        })
+        .await;
+    assert!(matches!(seeker.recv().await, ServerMessage::Seeking { .. }));
+    let b = Browser::launch().await;
+    b.goto(&format!("http://{}/", server.addr)).await;
+    let row = b
+        .wait_for(
+            "document.querySelector('#seeks tbody tr')?.innerText",
+            "the open seek in the lobby",
+        )
+        .await;
+    assert!(row.as_str().unwrap().contains("Seeker"), "{row}");
+    assert!(row.as_str().unwrap().contains("Level 1"), "{row}");
+    // Without a name the page asks for one, in words.
+    b.click("#seeks tbody tr button").await;
+    b.wait_for(
+        "document.getElementById('play-status').innerText.includes('name')",
+        "the page to ask for a name",
+    )
+    .await;
+    b.eval("document.getElementById('name').value = 'Taker'; 1")
+        .await;
+    b.click("#seeks tbody tr button").await;
+    b.wait_for(
+        "document.body.dataset.mode === 'live' && document.body.dataset.seat !== ''",
+        "the game page with a seat",
+    )
+    .await;
+    let seeker = Follower::await_snapshot(seeker).await;
+    let id = b.eval("document.body.dataset.game").await;
+    assert_eq!(id.as_str().unwrap(), seeker.game.to_string());
+    let title = b.eval("document.getElementById('title').innerText").await;
+    assert!(
+        title.as_str().unwrap().contains("Seeker") && title.as_str().unwrap().contains("Taker"),
+        "{title}"
+    );
+    b.assert_no_errors();
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn placement_by_click_and_a_typed_move() {
+    let _one = ONE_BROWSER.lock().await;
+    let mut config = test_config();
+    config.abort_ms = 10_000;
+    config.bot.think_ms = 100;
+    let server = TestServer::start_with(config).await;
+    let b = Browser::launch().await;
+    let base = format!("http://{}", server.addr);
+    let id = play_bot_from_lobby(&b, &base, "Placer", r#"{"level":1,"setup":"placement"}"#).await;
+    let seat = b.eval("document.body.dataset.seat").await;
+    let seat = seat.as_str().unwrap().to_string();
+    let me = if seat == "red" {
+        Player::Red
+    } else {
+        Player::Black
+    };
+    let game: GameId = id.parse().expect("a game id");
+    let mut watch = watcher(&server, game).await;
+    for round in 0..2 {
+        while watch.replica.turn() != me {
+            watch.next_event().await;
+        }
+        b.wait_for(
+            &format!("Number(document.body.dataset.seq) >= {}", watch.seq),
+            "the page to be up to date",
+        )
+        .await;
+        let place = watch
+            .replica
+            .legal_actions(me)
+            .into_iter()
+            .find(|a| matches!(a, Action::Place { drop: true, .. }))
+            .expect("a placement");
+        let Action::Place { glass, to, .. } = place else {
+            unreachable!()
+        };
+        if round == 0 {
+            // The button beside the hourglass, then the socket.
+            b.click(&format!("#p-{seat} button.place")).await;
+            let first = b
+                .eval(&format!(
+                    "document.querySelector('#p-{seat} button.place').innerText"
+                ))
+                .await;
+            let chosen = first
+                .as_str()
+                .unwrap()
+                .trim_start_matches("place ")
+                .to_string();
+            b.click(&format!(".socket[data-square={to}]")).await;
+            let (_, placed) = watch
+                .until(
+                    "our placement",
+                    |e| matches!(e, protocol::game::Event::Placed { player, .. } if *player == me),
+                )
+                .await;
+            let protocol::game::Event::Placed {
+                glass: g, to: t, ..
+            } = placed
+            else {
+                unreachable!()
+            };
+            assert_eq!((g.to_string(), t), (chosen, to));
+        } else {
+            // Typed: "X@c3".
+            b.click("#typed-move").await;
+            b.eval(&format!(
+                "document.getElementById('typed-move').value = '{glass}@{to}'; 1"
+            ))
+            .await;
+            b.click("#typed button").await;
+            let (_, placed) = watch
+                .until(
+                    "our typed placement",
+                    |e| matches!(e, protocol::game::Event::Placed { player, .. } if *player == me),
+                )
+                .await;
+            assert!(
+                matches!(placed, protocol::game::Event::Placed { glass: g, to: t, .. } if g == glass && t == to)
+            );
+        }
+    }
+    // A typed line that is no move is explained, and nothing is sent.
+    b.eval("document.getElementById('typed-move').value = 'hello'; 1")
+        .await;
+    b.click("#typed button").await;
+    let error = b
+        .wait_for(
+            "document.getElementById('error').innerText",
+            "the explanation",
+        )
+        .await;
+    assert!(error.as_str().unwrap().contains("is not a move"), "{error}");
+    b.screenshot("game-placement").await;
+    b.assert_no_errors();
+    b.close().await;
+}

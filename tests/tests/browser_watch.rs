@@ -1,0 +1,221 @@
+//! Watching in a real headless Chromium (`tests/src/browser.rs`) against the real server on
+//! port 0: the lobby lists a live game, its page shows each move within 200 ms of the
+//! players receiving it with the engine's sand, on a phone's screen too; the TV follows the
+//! most-watched game, then the next. No JavaScript error may reach the console; screenshots
+//! go to `target/screenshots/`.
+
+use std::time::Duration;
+
+use protocol::game::{Action, Player};
+use protocol::settings::{Level, Settings};
+use protocol::view::GameView;
+use serde_json::Value;
+use tamsk_tests::browser::Browser;
+use tamsk_tests::pages::*;
+use tamsk_tests::{get_json, start_game, TestServer};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lobby_lists_a_live_game_and_its_watcher_sees_each_move_within_200_ms() {
+    let _one = ONE_BROWSER.lock().await;
+    let server = TestServer::start().await;
+    // Level 3 with time to spare: the sand runs, nothing dies during the test.
+    let settings = Settings {
+        hourglass_ms: 60_000,
+        neutral_ms: 20_000,
+        ..Settings::blitz(Level::Three)
+    };
+    let (mut red, mut black) = start_game(&server, &settings).await;
+    let game = red.game;
+    let b = Browser::launch().await;
+    let base = format!("http://{}", server.addr);
+
+    b.goto(&format!("{base}/")).await;
+    let row = format!("#live-games tr[data-game='{game}']");
+    let text = b
+        .wait_for(
+            &format!("document.querySelector(\"{row}\")?.innerText"),
+            "the live game in the lobby",
+        )
+        .await;
+    let text = text.as_str().unwrap();
+    assert!(text.contains(&red.client.name), "{text}");
+    assert!(text.contains(&black.client.name), "{text}");
+    assert!(text.contains("Level 3"), "{text}");
+    b.screenshot("lobby").await;
+
+    // Watch it from the lobby's link.
+    b.click(&format!("{row} a")).await;
+    b.wait_for(
+        "document.body.dataset.mode === 'live' && document.body.dataset.seq === '0'",
+        "the game page to follow the game",
+    )
+    .await;
+    let mut latencies = Vec::new();
+    for step in 0..13 {
+        // Twelve moves, and the 15-second timer flipped by the waiting player at step 5.
+        let on_turn = red.replica.turn() == Player::Red;
+        let (action, red_acts) = if step == 5 {
+            (Action::Flip, !on_turn)
+        } else {
+            (some_move(&red).expect("a move"), on_turn)
+        };
+        let (mover, other) = if red_acts {
+            (&mut red, &mut black)
+        } else {
+            (&mut black, &mut red)
+        };
+        mover.act(action).await;
+        mover.next_event().await;
+        // The players have it: the mover first, then his opponent.
+        let received = epoch_ms();
+        other.catch_up_to(mover.seq).await;
+        let seq = mover.seq;
+        let applied = b
+            .wait_for(
+                &format!("window.__tamsk.applied[{seq}]"),
+                "the page to show the move",
+            )
+            .await
+            .as_f64()
+            .expect("a time");
+        latencies.push(applied - received);
+        let Action::Move { to, .. } = action else {
+            continue;
+        };
+        let glass = b
+            .eval(&format!(
+                "document.querySelector('.socket[data-square={to}]').dataset.glass"
+            ))
+            .await;
+        assert_eq!(
+            glass.as_str(),
+            Some(mover.replica.occupant(to).unwrap().to_string().as_str()),
+            "the moved hourglass is drawn on {to}"
+        );
+    }
+    let worst = latencies.iter().cloned().fold(f64::MIN, f64::max);
+    let mut sorted_lat = latencies.clone();
+    sorted_lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "event -> watcher's page: median {:.1} ms, worst {:.1} ms over {} events",
+        sorted_lat[sorted_lat.len() / 2],
+        worst,
+        latencies.len()
+    );
+    assert!(
+        worst < 200.0,
+        "every move within 200 ms of the players: {latencies:?}"
+    );
+    // The move list has every move, and the status line says who is to move.
+    let moves = b
+        .eval("document.querySelectorAll('#moves li').length")
+        .await;
+    assert_eq!(moves.as_u64(), Some(13), "twelve moves and a flip");
+    // The sand the page draws comes from the same instants as the engine's: every
+    // glass's flip (top and instant), and the timer's.
+    let page_sand = b
+        .eval(
+            "(() => { const st = window.__tamsk.state(); \
+             return { glasses: Object.fromEntries(Object.entries(st.glasses).map(([g, v]) => \
+             [g, [v.square, v.sand.top_ms, v.sand.since_ms, v.started, v.dead_at_ms]])), \
+             neutral: [st.neutral.sand.top_ms, st.neutral.sand.since_ms] }; })()",
+        )
+        .await;
+    for g in red.replica.glasses() {
+        assert_eq!(
+            page_sand["glasses"][g.glass.to_string()],
+            serde_json::json!([
+                g.square.map(|s| s.to_string()),
+                g.sand.top_ms,
+                g.sand.since_ms,
+                g.started,
+                g.dead_at_ms
+            ]),
+            "glass {}",
+            g.glass
+        );
+    }
+    let neutral = red.replica.neutral().sand;
+    assert_eq!(
+        page_sand["neutral"],
+        serde_json::json!([neutral.top_ms, neutral.since_ms])
+    );
+    assert!(neutral.top_ms > 0, "the timer was flipped");
+    let status = b.eval("document.getElementById('status').innerText").await;
+    assert!(status.as_str().unwrap().contains("to move"), "{status}");
+    assert!(
+        status.as_str().unwrap().contains("Watchers: 1"),
+        "the page itself watches: {status}"
+    );
+    assert_eq!(
+        sorted(page_board(&b).await),
+        sorted(view_board(&GameView::of(&red.replica, &[]))),
+        "the page's board is the game's"
+    );
+    b.screenshot("game-watch").await;
+
+    // A phone-sized screen: everything fits across.
+    b.viewport(390, 844, true).await;
+    b.wait_for(
+        "document.documentElement.scrollWidth <= window.innerWidth + 1",
+        "the page to fit a phone's width",
+    )
+    .await;
+    b.screenshot("game-phone").await;
+    b.assert_no_errors();
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tv_shows_the_most_watched_game_then_the_next() {
+    let _one = ONE_BROWSER.lock().await;
+    let server = TestServer::start().await;
+    let settings = Settings::blitz(Level::One);
+    let (mut quiet, mut quiet_black) = start_game(&server, &settings).await;
+    let (mut busy, mut busy_black) = start_game(&server, &settings).await;
+    // Both players moved in both games: neither is aborted for want of a first move.
+    assert_eq!(
+        tamsk_tests::play_random(&mut quiet, &mut quiet_black, 1, 2).await,
+        2
+    );
+    assert_eq!(
+        tamsk_tests::play_random(&mut busy, &mut busy_black, 2, 2).await,
+        2
+    );
+    let _fan = watcher(&server, busy.game).await;
+    // The lobby counts the watcher (counts go out at most every 500 ms).
+    let busy_id = busy.game.to_string();
+    let mut counted = false;
+    for _ in 0..300 {
+        let lobby = get_json(server.addr, "/api/lobby").await;
+        counted = lobby["games"].as_array().unwrap().iter().any(|g: &Value| {
+            g["game"].to_string().trim_matches('"') == busy_id && g["watchers"] == 1
+        });
+        if counted {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(counted, "the lobby counts the watcher");
+    let b = Browser::launch().await;
+    b.goto(&format!("http://{}/tv", server.addr)).await;
+    b.wait_for(
+        &format!(
+            "document.body.dataset.game === '{busy_id}' && document.body.dataset.mode === 'live'"
+        ),
+        "the TV to show the most-watched game",
+    )
+    .await;
+    b.screenshot("tv").await;
+    busy.act(Action::Resign).await;
+    let quiet_id = quiet.game.to_string();
+    b.wait_for(
+        &format!(
+            "document.body.dataset.game === '{quiet_id}' && document.body.dataset.mode === 'live'"
+        ),
+        "the TV to move on to the next game",
+    )
+    .await;
+    b.assert_no_errors();
+    b.close().await;
+}
