@@ -529,6 +529,7 @@ impl App {
                 to,
                 settings,
                 expires_ms,
+                ..
             } => {
                 let name = clean(&to.name);
                 self.challenge_sent = Some((challenge, name.clone()));
@@ -550,6 +551,7 @@ impl App {
                 from,
                 settings,
                 expires_ms,
+                ..
             } => {
                 let name = clean(&from.name);
                 self.challenges.retain(|c| c.0 != challenge);

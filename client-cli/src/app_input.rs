@@ -130,9 +130,20 @@ impl App {
         };
         self.phase = Phase::Seeking;
         vec![match find {
-            Find::Seek => ClientMessage::Seek { settings },
-            Find::Bot(level) => ClientMessage::PlayBot { settings, level },
-            Find::Challenge(to) => ClientMessage::Challenge { to, settings },
+            Find::Seek => ClientMessage::Seek {
+                settings,
+                rated: None,
+            },
+            Find::Bot(level) => ClientMessage::PlayBot {
+                settings,
+                level,
+                rated: None,
+            },
+            Find::Challenge(to) => ClientMessage::Challenge {
+                to,
+                settings,
+                rated: None,
+            },
             Find::Host => ClientMessage::Host { settings },
             Find::Code(code) => ClientMessage::JoinCode { code },
         }]

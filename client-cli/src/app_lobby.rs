@@ -187,6 +187,7 @@ mod tests {
         PlayerRef {
             player_id: id.into(),
             name: name.into(),
+            rating: None,
         }
     }
 
@@ -200,6 +201,8 @@ mod tests {
             move_count: 14,
             watchers,
             state: state.into(),
+            rated: false,
+            tc: None,
         }
     }
 
@@ -209,6 +212,7 @@ mod tests {
             player: who,
             settings: Settings::level(level),
             since_ms: 0,
+            rated: false,
         }
     }
 

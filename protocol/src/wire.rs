@@ -54,6 +54,10 @@ pub enum ClientMessage {
         #[serde(serialize_with = "crate::settings::player_form")]
         #[schemars(with = "crate::settings::PlayerSettings")]
         settings: Settings,
+        /// `true` rated, `false` casual; absent: rated when the settings are a named
+        /// time control (`docs/PROTOCOL.md`, Ratings).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rated: Option<bool>,
     },
     /// Withdraws one's seek.
     CancelSeek,
@@ -103,6 +107,10 @@ pub enum ClientMessage {
         #[serde(serialize_with = "crate::settings::player_form")]
         #[schemars(with = "crate::settings::PlayerSettings")]
         settings: Settings,
+        /// `true` rated, `false` casual; absent: rated when the settings are a named
+        /// time control (`docs/PROTOCOL.md`, Ratings).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rated: Option<bool>,
     },
     /// Accepts a challenge one received: the game starts at once.
     AcceptChallenge { challenge: ChallengeId },
@@ -134,6 +142,10 @@ pub enum ClientMessage {
         /// server's default (its `--bot-level`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         level: Option<crate::bot::BotLevel>,
+        /// `true` rated, `false` casual; absent: rated when the settings are a named
+        /// time control.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rated: Option<bool>,
     },
 }
 
@@ -251,6 +263,9 @@ pub enum LobbyMessage {
         to: PlayerRef,
         settings: Settings,
         expires_ms: u64,
+        /// Rated if accepted.
+        #[serde(default)]
+        rated: bool,
     },
     /// Somebody challenges you: answer `accept_challenge` or `decline_challenge` before
     /// `expires_ms` (server wall clock).
@@ -259,6 +274,9 @@ pub enum LobbyMessage {
         from: PlayerRef,
         settings: Settings,
         expires_ms: u64,
+        /// Rated if accepted.
+        #[serde(default)]
+        rated: bool,
     },
     /// A challenge ended without a game, to both sides: `reason` is `declined`,
     /// `cancelled`, `expired`, `gone` (a side left) or `shutting_down`.
@@ -284,6 +302,9 @@ pub struct SeekInfo {
     pub settings: Settings,
     /// When it was posted (server wall clock, ms since the Unix epoch).
     pub since_ms: u64,
+    /// A rated seek (see `seek`).
+    #[serde(default)]
+    pub rated: bool,
 }
 
 /// Any frame the server sends: a [`ServerMessage`] or a [`LobbyMessage`] (their `type`
@@ -313,6 +334,12 @@ pub struct Snapshot {
     /// [`GameView::replica`] rebuilds the engine's state to apply later entries on).
     pub view: GameView,
     pub sand: SandTable,
+    /// Rated: the result changes both players' ratings in `tc`.
+    #[serde(default)]
+    pub rated: bool,
+    /// The named time control of its settings, if any (absent: casual only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tc: Option<crate::rating::TimeControl>,
 }
 
 /// A seat of a game.
@@ -327,6 +354,10 @@ pub struct SeatInfo {
     /// The seat's last round trip to the server, measured by the server's own pings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_ms: Option<u64>,
+    /// His rating in the game's time control (absent when its settings are no named
+    /// control).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<crate::rating::ShownRating>,
 }
 
 /// One numbered change of a game.
@@ -413,6 +444,12 @@ pub struct GameSummary {
     pub watchers: u32,
     /// `playing`, `finished` or `aborted`.
     pub state: String,
+    /// Rated: the result changes both players' ratings in `tc`.
+    #[serde(default)]
+    pub rated: bool,
+    /// The named time control of its settings, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tc: Option<crate::rating::TimeControl>,
 }
 
 /// A player as others see him.
@@ -420,6 +457,10 @@ pub struct GameSummary {
 pub struct PlayerRef {
     pub player_id: String,
     pub name: String,
+    /// His rating in the time control at hand (in lists and offers; absent when it has
+    /// none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<crate::rating::ShownRating>,
 }
 
 impl From<ServerMessage> for ServerFrame {
@@ -572,7 +613,9 @@ mod tests {
         );
         let m: ClientMessage =
             serde_json::from_str(r#"{"type":"seek","settings":{"level":2}}"#).unwrap();
-        assert!(matches!(m, ClientMessage::Seek { settings } if settings.level == Level::Two));
+        assert!(
+            matches!(m, ClientMessage::Seek { settings, rated: None } if settings.level == Level::Two)
+        );
         let e = serde_json::to_value(ServerMessage::error("bad_json", "oops")).unwrap();
         assert_eq!(
             e,
@@ -618,6 +661,7 @@ mod tests {
                 connected: true,
                 grace_until_ms: None,
                 lag_ms: Some(12),
+                rating: None,
             },
             black: SeatInfo {
                 player_id: "b".into(),
@@ -625,10 +669,13 @@ mod tests {
                 connected: false,
                 grace_until_ms: Some(60_000),
                 lag_ms: None,
+                rating: None,
             },
             watchers: 0,
             sand: SandTable::of(&game),
             view: GameView::of(&game, &[]),
+            rated: false,
+            tc: None,
         }));
         let text = serde_json::to_string(&snap).unwrap();
         assert!(text.starts_with(r#"{"type":"snapshot""#), "{text}");

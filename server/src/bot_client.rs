@@ -119,6 +119,7 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
                     &mut ws,
                     &ClientMessage::Seek {
                         settings: settings.clone(),
+                        rated: None,
                     },
                 )
                 .await?

@@ -579,11 +579,11 @@ impl Conn {
                 ),
                 None,
             ),
-            ClientMessage::Seek { settings } => {
+            ClientMessage::Seek { settings, rated } => {
                 let Some(seeker) = self.new_game_seeker(me, false) else {
                     return;
                 };
-                match self.hub.seek(settings.clone(), seeker) {
+                match self.hub.seek(settings.clone(), rated, seeker) {
                     SeekResult::Waiting(_) => self.send(&ServerMessage::Seeking { settings }),
                     SeekResult::Paired(id) => {
                         self.games.insert(id);
@@ -623,11 +623,15 @@ impl Conn {
                 let started = self.hub.join_code(&code, seeker);
                 self.started(started);
             }
-            ClientMessage::Challenge { to, settings } => {
+            ClientMessage::Challenge {
+                to,
+                settings,
+                rated,
+            } => {
                 let Some(seeker) = self.new_game_seeker(me, true) else {
                     return;
                 };
-                if let Err(refusal) = self.hub.challenge(seeker, &to, settings) {
+                if let Err(refusal) = self.hub.challenge(seeker, &to, settings, rated) {
                     self.refuse(refusal);
                 }
             }
@@ -638,11 +642,15 @@ impl Conn {
                 let started = self.hub.accept_challenge(challenge, seeker);
                 self.started(started);
             }
-            ClientMessage::PlayBot { settings, level } => {
+            ClientMessage::PlayBot {
+                settings,
+                level,
+                rated,
+            } => {
                 let Some(seeker) = self.new_game_seeker(me, true) else {
                     return;
                 };
-                let id = self.hub.play_bot(settings, level, seeker);
+                let id = self.hub.play_bot(settings, level, rated, seeker);
                 self.games.insert(id);
             }
             ClientMessage::DeclineChallenge { challenge } => {

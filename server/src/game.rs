@@ -127,13 +127,43 @@ struct GameTask {
     watchers_told: u32,
     watchers_sent: Option<Instant>,
     watchers_due: Option<Instant>,
+    /// Rated: its end changes both players' ratings in `control`.
+    rated: bool,
+    control: Option<protocol::rating::TimeControl>,
+    tournament: Option<crate::events::TournamentGame>,
+    /// The game-over event, published once the end is stored and announced.
+    over: Option<crate::events::GameOver>,
+}
+
+/// How a game is played beyond its settings.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// What the players asked for (`None`: the default, see `ratings::is_rated`).
+    pub rated: Option<bool>,
+    /// Joined by a code: not listed, and only its players may follow it.
+    pub private: bool,
+    /// A tournament game: no rematch.
+    pub tournament: Option<crate::events::TournamentGame>,
 }
 
 /// Creates a game for two seekers (`[red, black]`), registers it and starts its task.
 /// Both seekers are subscribed as players and get a snapshot.
-pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2], private: bool) {
+pub fn spawn(
+    hub: Arc<Hub>,
+    id: GameId,
+    settings: Settings,
+    seekers: [Seeker; 2],
+    options: Options,
+) {
+    let private = options.private;
     let [red, black] = seekers;
     let seats = [red.player.clone(), black.player.clone()];
+    let control = protocol::rating::TimeControl::of(&settings);
+    let rated = crate::ratings::is_rated(
+        options.rated,
+        control,
+        [seats[0].as_ref(), seats[1].as_ref()],
+    );
     let game = Game::new(settings.clone());
     let start_info = GameStart {
         id,
@@ -147,11 +177,13 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         game: id,
         level: settings.level,
         settings,
-        red: player_ref(&seats[0]),
-        black: player_ref(&seats[1]),
+        red: rated_ref(&seats[0], control),
+        black: rated_ref(&seats[1], control),
         move_count: 0,
         watchers: 0,
         state: "playing".into(),
+        rated,
+        tc: control,
     }));
     let (tx, rx) = mpsc::channel(hub.config.game_queue);
     let start = Instant::now();
@@ -192,6 +224,10 @@ pub fn spawn(hub: Arc<Hub>, id: GameId, settings: Settings, seekers: [Seeker; 2]
         watchers_told: 0,
         watchers_sent: None,
         watchers_due: None,
+        rated,
+        control,
+        tournament: options.tournament,
+        over: None,
     };
     hub.metrics
         .games_started
@@ -235,6 +271,15 @@ fn player_ref(p: &PlayerRec) -> PlayerRef {
     PlayerRef {
         player_id: p.id.clone(),
         name: p.name.clone(),
+        rating: None,
+    }
+}
+
+/// A player with his rating in `control` (for the lists).
+fn rated_ref(p: &PlayerRec, control: Option<protocol::rating::TimeControl>) -> PlayerRef {
+    PlayerRef {
+        rating: crate::ratings::shown(p, control),
+        ..player_ref(p)
     }
 }
 
@@ -261,7 +306,14 @@ impl GameTask {
             if let Some(durable) = self.durable.as_mut() {
                 tokio::select! {
                     biased;
-                    _ = durable => self.release(),
+                    _ = durable => {
+                        self.release();
+                        // The one place a game's end is published (ratings, tournaments):
+                        // once it is stored and its players were told.
+                        if let Some(over) = self.over.take() {
+                            self.hub.events.publish(over).await;
+                        }
+                    }
                     cmd = rx.recv(), if commands_open => match cmd {
                         Some(cmd) => self.deferred.push_back(cmd),
                         None => commands_open = false,
@@ -381,6 +433,32 @@ impl GameTask {
             ended_ms,
             None,
         );
+        let over = crate::events::GameOver {
+            game: self.id,
+            players: self.seats.clone(),
+            settings: self.game.settings().clone(),
+            control: self.control,
+            rated: self.rated,
+            ending: match self.game.status() {
+                Status::Finished { outcome } => crate::events::Ending::Finished {
+                    winner: outcome.winner,
+                },
+                Status::Aborted { reason, .. } => crate::events::Ending::Aborted {
+                    no_show: match reason {
+                        AbortReason::NoFirstMove { player } => vec![*player],
+                        AbortReason::BothAbsent => Player::BOTH.to_vec(),
+                        AbortReason::Shutdown => Vec::new(),
+                    },
+                },
+                Status::Playing => crate::events::Ending::Aborted {
+                    no_show: Vec::new(),
+                },
+            },
+            reason: end.reason.clone(),
+            move_count: end.move_count,
+            ended_ms,
+            tournament: self.tournament.clone(),
+        };
         let (ack, stored) = tokio::sync::oneshot::channel();
         self.hub
             .store
@@ -396,6 +474,7 @@ impl GameTask {
                 }
             }
         }));
+        self.over = Some(over);
     }
 
     /// Game time now, never before the engine's own instant.
@@ -554,6 +633,14 @@ impl GameTask {
             ));
             return;
         }
+        if self.tournament.is_some() {
+            peer.send_msg(&error(
+                "tournament_game",
+                "a tournament game has no rematch: the next round is paired by the tournament",
+                self.id,
+            ));
+            return;
+        }
         if let Some(next) = self.rematched {
             peer.send_msg(&error(
                 "rematch_started",
@@ -587,6 +674,7 @@ impl GameTask {
                 let private = self.hub.game(self.id).is_some_and(|h| h.private);
                 let next = self.hub.start_game_with(
                     settings,
+                    Some(self.rated),
                     players,
                     crate::lobby::Seats::AsGiven,
                     private,
@@ -891,6 +979,7 @@ impl GameTask {
             connected: away.is_none(),
             grace_until_ms: away.map(|a| a.until_ms),
             lag_ms: self.lag_ms[p.index()],
+            rating: crate::ratings::shown(rec, self.control),
         }
     }
 
@@ -908,6 +997,8 @@ impl GameTask {
             watchers: self.watcher_count() + joining as u32,
             view: GameView::of(&self.game, &self.entries),
             sand: SandTable::of(&self.game),
+            rated: self.rated,
+            tc: self.control,
         };
         peer.send_msg(&ServerMessage::Snapshot(Box::new(snapshot)))
     }
@@ -1098,7 +1189,7 @@ mod tests {
                 player: player.clone(),
                 peer: peer.clone(),
             };
-            if let SeekResult::Paired(id) = hub.seek(settings.clone(), seeker) {
+            if let SeekResult::Paired(id) = hub.seek(settings.clone(), None, seeker) {
                 game = Some(id);
             }
             seats.push((peer, rx, player));

@@ -33,6 +33,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/metrics", get(metrics))
         .route("/games", get(games))
         .route("/games/{id}", get(game))
+        .merge(crate::api::routes())
         .with_state(hub)
 }
 

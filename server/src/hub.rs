@@ -25,6 +25,8 @@ pub struct PlayerRec {
     /// A bot seat's level, as its opponent chose it (kept with the seat, so a rematch
     /// plays at the same level); `None`: the server's `--bot-level`.
     pub bot_level: Option<protocol::bot::BotLevel>,
+    /// His ratings by time control, shared by every seat of his (see `ratings`).
+    pub ratings: crate::ratings::SharedRatings,
 }
 
 /// Why a connection is being closed: websocket close code and reason.
@@ -354,6 +356,8 @@ pub struct Hub {
     pub metrics: crate::metrics::Metrics,
     /// Precise wake-ups for game deadlines (`None`: tokio's timer, as on a paused clock).
     pub alarms: Option<crate::alarm::Alarms>,
+    /// Where finished games are published (ratings, tournaments).
+    pub events: crate::events::GameEvents,
 }
 
 /// Counts a game as being played while held.
@@ -382,6 +386,7 @@ impl Hub {
             name: crate::bot::BOT_NAME.into(),
             bot: true,
             bot_level: None,
+            ratings: Default::default(),
         });
         store.submit(crate::store::Write::Player(
             PlayerRow {
@@ -403,6 +408,7 @@ impl Hub {
         };
         let budgets = Budgets::new(&config);
         Hub {
+            events: Default::default(),
             alarms,
             bot,
             bot_stats: crate::bot::BotStats::default(),
@@ -449,6 +455,7 @@ impl Hub {
         self: &Arc<Self>,
         settings: Settings,
         level: Option<protocol::bot::BotLevel>,
+        rated: Option<bool>,
         seeker: Seeker,
     ) -> GameId {
         self.cancel_seek(seeker.peer.conn);
@@ -460,13 +467,14 @@ impl Hub {
                 name: self.bot.name.clone(),
                 bot: true,
                 bot_level: Some(level),
+                ratings: self.bot.ratings.clone(),
             }),
         };
         let bot = Seeker {
             peer: crate::bot::seat_peer(self, &player),
             player,
         };
-        self.start_game(settings, [seeker, bot], crate::lobby::Seats::Random)
+        self.start_game(settings, rated, [seeker, bot], crate::lobby::Seats::Random)
     }
 
     /// No new games start (shutting down).
@@ -523,6 +531,7 @@ impl Hub {
             name,
             bot: false,
             bot_level: None,
+            ratings: Default::default(),
         });
         let row = PlayerRow {
             id: player.id.clone(),
@@ -552,6 +561,7 @@ impl Hub {
         let Some(row) = self.store.player_by_token_hash(&hash).await? else {
             return Ok(None);
         };
+        let ratings = self.store.ratings_of(&row.id).await?;
         let player = self
             .players
             .entry(hash.clone())
@@ -561,6 +571,7 @@ impl Hub {
                     name: row.name,
                     bot: row.is_bot,
                     bot_level: None,
+                    ratings: Arc::new(Mutex::new(ratings)),
                 })
             })
             .clone();

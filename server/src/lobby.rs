@@ -47,6 +47,12 @@ pub struct Seek {
     pub seeker: Seeker,
     pub code: Option<String>,
     pub since_ms: u64,
+    /// Asked for a rated game (resolved: only a named control can be rated).
+    pub rated: bool,
+    /// When it was posted: a rated seek's rating range widens from then on.
+    pub since: Instant,
+    /// The seeker's rating in the seek's control when he posted it.
+    pub rating: Option<f64>,
 }
 
 pub struct Challenge {
@@ -54,6 +60,7 @@ pub struct Challenge {
     pub from: Seeker,
     pub to: Arc<PlayerRec>,
     pub settings: Settings,
+    pub rated: bool,
     pub expires_ms: u64,
 }
 
@@ -109,15 +116,25 @@ impl Lobby {
             .retain(|s| Some(s.seeker.peer.conn) != conn && !s.seeker.peer.is_gone());
     }
 
-    fn add_seek(&mut self, settings: Settings, seeker: Seeker, code: Option<String>) -> SeekId {
+    fn add_seek(
+        &mut self,
+        settings: Settings,
+        rated: bool,
+        seeker: Seeker,
+        code: Option<String>,
+    ) -> SeekId {
         self.next_seek += 1;
         let id = self.next_seek;
+        let rating = crate::matching::rating_of(&seeker.player, &settings);
         self.seeks.push(Seek {
             id,
             settings,
             seeker,
             code,
             since_ms: unix_ms(),
+            rated,
+            since: Instant::now(),
+            rating,
         });
         id
     }
@@ -135,10 +152,11 @@ impl Lobby {
     }
 }
 
-fn player_ref(p: &PlayerRec) -> PlayerRef {
+fn player_ref(p: &PlayerRec, settings: &Settings) -> PlayerRef {
     PlayerRef {
         player_id: p.id.clone(),
         name: p.name.clone(),
+        rating: crate::ratings::shown(p, protocol::rating::TimeControl::of(settings)),
     }
 }
 
@@ -147,14 +165,16 @@ impl Hub {
         self.lobby.lock().expect("lobby lock")
     }
 
-    /// Starts a game between two players; both get its snapshot.
+    /// Starts a game between two players; both get its snapshot. `rated`: what they
+    /// asked for (`None`: the default, see `ratings::is_rated`).
     pub fn start_game(
         self: &Arc<Self>,
         settings: Settings,
+        rated: Option<bool>,
         players: [Seeker; 2],
         seats: Seats,
     ) -> GameId {
-        self.start_game_with(settings, players, seats, false)
+        self.start_game_with(settings, rated, players, seats, false)
     }
 
     /// [`Hub::start_game`]; a `private` game (joined by a code) is not listed, and only its
@@ -162,6 +182,7 @@ impl Hub {
     pub fn start_game_with(
         self: &Arc<Self>,
         settings: Settings,
+        rated: Option<bool>,
         players: [Seeker; 2],
         seats: Seats,
         private: bool,
@@ -175,7 +196,12 @@ impl Hub {
         let id = self
             .next_game
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        game::spawn(self.clone(), id, settings, [red, black], private);
+        let options = game::Options {
+            rated,
+            private,
+            ..Default::default()
+        };
+        game::spawn(self.clone(), id, settings, [red, black], options);
         id
     }
 
@@ -192,9 +218,17 @@ impl Hub {
 
     // ----- quick match and open seeks -----
 
-    /// Quick match: pairs at once with the oldest open seek of exactly these settings
-    /// (seats drawn at random), or waits as an open seek.
-    pub fn seek(self: &Arc<Self>, settings: Settings, seeker: Seeker) -> SeekResult {
+    /// Quick match: pairs at once with the oldest open seek of exactly these settings,
+    /// asking for a rated game alike and, when rated, within the rating range
+    /// (`matching`); seats drawn at random. Else waits as an open seek.
+    pub fn seek(
+        self: &Arc<Self>,
+        settings: Settings,
+        rated: Option<bool>,
+        seeker: Seeker,
+    ) -> SeekResult {
+        let rated = crate::matching::wants_rated(rated, &settings);
+        let rating = crate::matching::rating_of(&seeker.player, &settings);
         let mut lobby = self.lobby();
         lobby.prune(Some(seeker.peer.conn));
         // The same player from another connection with the same settings: this one
@@ -202,16 +236,58 @@ impl Hub {
         lobby.seeks.retain(|s| {
             !(s.code.is_none() && s.settings == settings && s.seeker.player.id == seeker.player.id)
         });
+        let now = Instant::now();
         let other = lobby.seeks.iter().position(|s| {
-            s.code.is_none() && s.settings == settings && s.seeker.player.id != seeker.player.id
+            s.code.is_none()
+                && s.settings == settings
+                && s.rated == rated
+                && s.seeker.player.id != seeker.player.id
+                && (!rated || crate::matching::within(s.rating, rating, now - s.since))
         });
         match other {
             Some(i) => {
                 let other = lobby.seeks.remove(i);
                 drop(lobby);
-                SeekResult::Paired(self.start_game(settings, [other.seeker, seeker], Seats::Random))
+                SeekResult::Paired(self.start_game(
+                    settings,
+                    Some(rated),
+                    [other.seeker, seeker],
+                    Seats::Random,
+                ))
             }
-            None => SeekResult::Waiting(lobby.add_seek(settings, seeker, None)),
+            None => SeekResult::Waiting(lobby.add_seek(settings, rated, seeker, None)),
+        }
+    }
+
+    /// Pairs the waiting rated seeks whose ranges have widened enough (the matching
+    /// task calls it every second): the oldest pair first.
+    pub fn sweep_seeks(self: &Arc<Self>) {
+        loop {
+            let mut lobby = self.lobby();
+            lobby.prune(None);
+            let now = Instant::now();
+            let seeks = &lobby.seeks;
+            let pair = (0..seeks.len()).find_map(|i| {
+                let a = &seeks[i];
+                if a.code.is_some() || !a.rated {
+                    return None;
+                }
+                (i + 1..seeks.len())
+                    .find(|&j| {
+                        let b = &seeks[j];
+                        b.code.is_none()
+                            && b.rated
+                            && b.settings == a.settings
+                            && b.seeker.player.id != a.seeker.player.id
+                            && crate::matching::within(a.rating, b.rating, now - a.since)
+                    })
+                    .map(|j| (i, j))
+            });
+            let Some((i, j)) = pair else { return };
+            let b = lobby.seeks.remove(j);
+            let a = lobby.seeks.remove(i);
+            drop(lobby);
+            self.start_game(a.settings, Some(true), [a.seeker, b.seeker], Seats::Random);
         }
     }
 
@@ -226,9 +302,10 @@ impl Hub {
             .take(LIST_LIMIT)
             .map(|s| SeekInfo {
                 seek: s.id,
-                player: player_ref(&s.seeker.player),
+                player: player_ref(&s.seeker.player, &s.settings),
                 settings: s.settings.clone(),
                 since_ms: s.since_ms,
+                rated: s.rated,
             })
             .collect()
     }
@@ -253,7 +330,12 @@ impl Hub {
         let other = lobby.seeks.remove(i);
         lobby.prune(Some(seeker.peer.conn));
         drop(lobby);
-        Ok(self.start_game(other.settings, [other.seeker, seeker], Seats::Random))
+        Ok(self.start_game(
+            other.settings,
+            Some(other.rated),
+            [other.seeker, seeker],
+            Seats::Random,
+        ))
     }
 
     /// Withdraws a connection's seek (open or private); true if it had one.
@@ -281,7 +363,8 @@ impl Hub {
         let mut lobby = self.lobby();
         lobby.prune(Some(seeker.peer.conn));
         let code = lobby.new_code();
-        lobby.add_seek(settings, seeker, Some(code.clone()));
+        let rated = crate::matching::wants_rated(None, &settings);
+        lobby.add_seek(settings, rated, seeker, Some(code.clone()));
         code
     }
 
@@ -312,7 +395,13 @@ impl Hub {
         let host = lobby.seeks.remove(i);
         lobby.prune(Some(seeker.peer.conn));
         drop(lobby);
-        Ok(self.start_game_with(host.settings, [host.seeker, seeker], Seats::Random, true))
+        Ok(self.start_game_with(
+            host.settings,
+            Some(host.rated),
+            [host.seeker, seeker],
+            Seats::Random,
+            true,
+        ))
     }
 
     // ----- who is online -----
@@ -369,7 +458,9 @@ impl Hub {
         from: Seeker,
         to: &str,
         settings: Settings,
+        rated: Option<bool>,
     ) -> Result<(), Refusal> {
+        let rated = crate::matching::wants_rated(rated, &settings);
         let mut lobby = self.lobby();
         let target = match lobby.online.get(to) {
             Some(o) => o.player.clone(),
@@ -422,9 +513,10 @@ impl Hub {
         let expires_ms = unix_ms() + timeout.as_millis() as u64;
         from.peer.send_lobby(&LobbyMessage::ChallengeSent {
             challenge: id,
-            to: player_ref(&target),
+            to: player_ref(&target, &settings),
             settings: settings.clone(),
             expires_ms,
+            rated,
         });
         // Only `challenge_sent` answers the challenge message: what comes later does not.
         let from = Seeker {
@@ -433,9 +525,10 @@ impl Hub {
         };
         let offer = encode_lobby(&LobbyMessage::Challenged {
             challenge: id,
-            from: player_ref(&from.player),
+            from: player_ref(&from.player, &settings),
             settings: settings.clone(),
             expires_ms,
+            rated,
         });
         if let Some(o) = lobby.online.get(&target.id) {
             for p in &o.peers {
@@ -449,6 +542,7 @@ impl Hub {
                 from,
                 to: target,
                 settings,
+                rated,
                 expires_ms,
             },
         );
@@ -507,7 +601,7 @@ impl Hub {
             return Err(("unknown_challenge", "the challenger has left".into()));
         }
         drop(lobby);
-        Ok(self.start_game(c.settings, [c.from, seeker], Seats::Random))
+        Ok(self.start_game(c.settings, Some(c.rated), [c.from, seeker], Seats::Random))
     }
 
     pub fn decline_challenge(&self, id: ChallengeId, player: &PlayerRec) -> Result<(), Refusal> {

@@ -41,6 +41,16 @@ const BATCH: usize = 1024;
 /// How long writes nobody waits for may wait for others to share their transaction.
 const GATHER: Duration = Duration::from_millis(20);
 
+/// A game id as the newer tables keep it (TEXT): the one conversion, both ways.
+pub fn game_id_text(id: &GameId) -> String {
+    id.to_string()
+}
+
+/// The game id a [`game_id_text`] holds.
+pub fn game_id_of_text(text: &str) -> Option<GameId> {
+    text.parse().ok()
+}
+
 /// The SHA-256 of a secret token, hex: what the players table keeps.
 pub fn token_hash(token: &str) -> String {
     let digest = Sha256::digest(token.as_bytes());
@@ -215,7 +225,8 @@ pub struct StoreStats {
 #[derive(Clone)]
 pub struct Store {
     tx: mpsc::Sender<Write>,
-    pool: Option<SqlitePool>,
+    /// `None` for a [`Store::detached`] store.
+    pub(crate) pool: Option<SqlitePool>,
     pub stats: Arc<StoreStats>,
     overflow: Arc<Overflow>,
 }
@@ -552,10 +563,12 @@ fn stored_game(r: &sqlx::sqlite::SqliteRow) -> anyhow::Result<StoredGame> {
         red: PlayerRef {
             player_id: r.get("red_id"),
             name: r.get("red_name"),
+            rating: None,
         },
         black: PlayerRef {
             player_id: r.get("black_id"),
             name: r.get("black_name"),
+            rating: None,
         },
         level: r.get::<i64, _>("level") as u8,
         settings: serde_json::from_str(&settings)?,
@@ -602,10 +615,12 @@ async fn recover(pool: &SqlitePool) -> anyhow::Result<usize> {
             red: PlayerRef {
                 player_id: r.get("red_id"),
                 name: r.get("red_name"),
+                rating: None,
             },
             black: PlayerRef {
                 player_id: r.get("black_id"),
                 name: r.get("black_name"),
+                rating: None,
             },
             settings: settings.clone(),
             started_ms: r.get::<i64, _>("started_ms") as u64,
@@ -840,6 +855,7 @@ mod tests {
         PlayerRef {
             player_id: id.into(),
             name: id.into(),
+            rating: None,
         }
     }
 

@@ -132,11 +132,19 @@ async fn game(addr: &str) -> (Ws, Ws, GameId) {
         &mut a,
         &ClientMessage::Seek {
             settings: settings.clone(),
+            rated: None,
         },
     )
     .await;
     assert!(matches!(recv(&mut a).await, ServerMessage::Seeking { .. }));
-    send(&mut b, &ClientMessage::Seek { settings }).await;
+    send(
+        &mut b,
+        &ClientMessage::Seek {
+            settings,
+            rated: None,
+        },
+    )
+    .await;
     let ServerMessage::Snapshot(sa) = recv(&mut a).await else {
         panic!("a snapshot")
     };
@@ -275,6 +283,7 @@ async fn the_operator_sets_the_fixed_bounds() {
         &mut a,
         &ClientMessage::Seek {
             settings: Settings::blitz(Level::Three),
+            rated: None,
         },
     )
     .await;

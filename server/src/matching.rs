@@ -1,0 +1,102 @@
+//! Rating-range quick match. A rated seek pairs only with a seeker whose rating (in the
+//! seek's time control, when the seeks were posted) is within its range; the range
+//! starts at [`RANGE_START`] points either way and widens by [`RANGE_GROWTH`] points a
+//! second while the older seek waits, up to [`RANGE_MAX`]. A task sweeps the waiting
+//! seeks every [`SWEEP_EVERY`] so that two seeks pair as soon as their range allows.
+//! Casual seeks pair with anyone asking for the same settings, as before.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use protocol::rating::TimeControl;
+use protocol::settings::Settings;
+
+use crate::hub::{Hub, PlayerRec};
+
+/// Rating points either way a new rated seek accepts.
+pub const RANGE_START: f64 = 150.0;
+/// Points the range widens by each second of waiting.
+pub const RANGE_GROWTH: f64 = 10.0;
+/// The widest range.
+pub const RANGE_MAX: f64 = 700.0;
+/// How often waiting seeks are looked at again.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// The range of a seek that has waited `waited`.
+pub fn width(waited: Duration) -> f64 {
+    (RANGE_START + RANGE_GROWTH * waited.as_secs_f64()).min(RANGE_MAX)
+}
+
+/// Two ratings pair after the older seek waited `waited` (unknown ratings always pair).
+pub fn within(a: Option<f64>, b: Option<f64>, waited: Duration) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => (a - b).abs() <= width(waited),
+        _ => true,
+    }
+}
+
+/// What a seek for `settings` that asked `asked` is: rated only for a named control.
+pub fn wants_rated(asked: Option<bool>, settings: &Settings) -> bool {
+    asked.unwrap_or(true) && TimeControl::of(settings).is_some()
+}
+
+/// `player`'s rating in the control of `settings`.
+pub fn rating_of(player: &PlayerRec, settings: &Settings) -> Option<f64> {
+    let tc = TimeControl::of(settings)?;
+    Some(
+        player
+            .ratings
+            .lock()
+            .expect("ratings lock")
+            .get(tc)
+            .glicko
+            .rating,
+    )
+}
+
+/// Sweeps the seeks every [`SWEEP_EVERY`] until the hub is gone.
+pub fn spawn_sweeper(hub: &Arc<Hub>) {
+    let hub: Weak<Hub> = Arc::downgrade(hub);
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(SWEEP_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let Some(hub) = hub.upgrade() else { return };
+            if hub.closed_for_new_games() {
+                return;
+            }
+            hub.sweep_seeks();
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::settings::Level;
+
+    #[test]
+    fn the_range_widens_while_waiting_up_to_its_maximum() {
+        assert_eq!(width(Duration::ZERO), 150.0);
+        assert_eq!(width(Duration::from_secs(10)), 250.0);
+        assert_eq!(width(Duration::from_secs(3600)), RANGE_MAX);
+        assert!(within(Some(1500.0), Some(1650.0), Duration::ZERO));
+        assert!(!within(Some(1500.0), Some(1700.0), Duration::ZERO));
+        assert!(within(Some(1500.0), Some(1700.0), Duration::from_secs(5)));
+        assert!(!within(
+            Some(1000.0),
+            Some(1800.0),
+            Duration::from_secs(3600)
+        ));
+        assert!(within(None, Some(2500.0), Duration::ZERO));
+    }
+
+    #[test]
+    fn only_named_controls_are_rated() {
+        let named = TimeControl::Blitz.settings(Level::Three);
+        assert!(wants_rated(None, &named));
+        assert!(!wants_rated(Some(false), &named));
+        assert!(!wants_rated(Some(true), &Settings::blitz(Level::Three)));
+    }
+}
