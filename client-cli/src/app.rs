@@ -148,7 +148,7 @@ impl SeatView {
     fn of(info: &SeatInfo) -> SeatView {
         SeatView {
             player_id: clean(&info.player_id),
-            name: clean(&info.name),
+            name: with_rating(&info.name, info.rating),
             connected: info.connected,
             grace_until_ms: info.grace_until_ms,
             grace_expired: false,
@@ -256,6 +256,9 @@ pub struct App {
     pub quit_when_over: bool,
     /// Ring the terminal bell on low-time warnings (`--no-bell` turns it off).
     pub bell: bool,
+    /// Ask for a rated (`Some(true)`) or casual game; `None`: the server's default
+    /// (rated for a named time control).
+    pub rated: Option<bool>,
     /// Low-time warnings given, and the flash in progress.
     pub alerts: crate::countdown::Alerts,
     /// A watcher of a finished game asked for the live games (at this instant) to find
@@ -333,6 +336,7 @@ impl App {
             exit_code: 0,
             quit_when_over: false,
             bell: true,
+            rated: None,
             alerts: Default::default(),
             rematch_poll: None,
             base,
@@ -1333,6 +1337,14 @@ fn replay(
 }
 
 /// A live game in one line: "#3  Alice (Red) vs Bob (Black)  Level 3  12 moves  2 watching".
+/// A name with the rating beside it, when there is one: `Rita (1662?)`.
+pub fn with_rating(name: &str, rating: Option<protocol::rating::ShownRating>) -> String {
+    match rating {
+        Some(r) => format!("{} ({r})", clean(name)),
+        None => clean(name),
+    }
+}
+
 pub fn game_line(g: &GameSummary) -> String {
     let state = if g.state == "playing" {
         String::new()
@@ -1342,8 +1354,8 @@ pub fn game_line(g: &GameSummary) -> String {
     format!(
         "#{}  {} (Red) vs {} (Black)  {}  {} moves  {} watching{state}",
         g.game,
-        clean(&g.red.name),
-        clean(&g.black.name),
+        with_rating(&g.red.name, g.red.rating),
+        with_rating(&g.black.name, g.black.rating),
         describe_settings(&g.settings),
         g.move_count,
         g.watchers,

@@ -129,20 +129,18 @@ impl App {
             return Vec::new();
         };
         self.phase = Phase::Seeking;
+        let rated = self.rated;
         vec![match find {
-            Find::Seek => ClientMessage::Seek {
-                settings,
-                rated: None,
-            },
+            Find::Seek => ClientMessage::Seek { settings, rated },
             Find::Bot(level) => ClientMessage::PlayBot {
                 settings,
                 level,
-                rated: None,
+                rated,
             },
             Find::Challenge(to) => ClientMessage::Challenge {
                 to,
                 settings,
-                rated: None,
+                rated,
             },
             Find::Host => ClientMessage::Host { settings },
             Find::Code(code) => ClientMessage::JoinCode { code },

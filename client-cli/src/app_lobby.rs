@@ -113,15 +113,16 @@ impl App {
 fn entry_line(e: &Entry, width: usize) -> String {
     let line = match e {
         Entry::Seek(s) => format!(
-            "seek   {:<16} {}",
-            clean(&s.player.name),
-            short_settings(&s.settings)
+            "seek   {:<16} {}{}",
+            super::with_rating(&s.player.name, s.player.rating),
+            short_settings(&s.settings),
+            if s.rated { " rated" } else { "" }
         ),
         Entry::Game(g) => format!(
             "#{:<5} {} vs {}  {}  {} moves  {} watching",
             g.game,
-            clean(&g.red.name),
-            clean(&g.black.name),
+            super::with_rating(&g.red.name, g.red.rating),
+            super::with_rating(&g.black.name, g.black.rating),
             short_settings(&g.settings),
             g.move_count,
             g.watchers

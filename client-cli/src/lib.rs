@@ -13,6 +13,7 @@ pub mod plain;
 pub mod replay;
 pub mod sanitize;
 pub mod session;
+pub mod standings;
 pub mod tc;
 pub mod tui;
 pub mod ui;

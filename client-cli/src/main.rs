@@ -93,6 +93,18 @@ enum Command {
     /// Who you are on the server: your name and player id, from the config file (no
     /// connection is made).
     Whoami,
+    /// The best rated players of a time control (with --json: the server's JSON).
+    Leaderboard {
+        /// classical, standard (the default), rapid or blitz.
+        #[arg(long, value_name = "NAME")]
+        tc: Option<String>,
+    },
+    /// A player's ratings per time control (deviation, games, wins/losses/draws) and his
+    /// recent rating changes (with --json: the server's JSON).
+    Player {
+        /// The display name.
+        name: String,
+    },
     /// Replay a game file (a TAMSK record or a network-server move list such as
     /// `d1-d2/13 g1-f1/20`): on a terminal, step through it with the keys; otherwise (or
     /// with --plain or --json) print the final board and the result.
@@ -200,6 +212,10 @@ struct SettingsArgs {
     /// What moving onto a full socket does.
     #[arg(long, value_enum)]
     full_socket: Option<FullSocketArg>,
+    /// A casual game: no rating changes. By default a game at a named time control
+    /// (unchanged by the flags above) is rated; other settings are always casual.
+    #[arg(long)]
+    casual: bool,
 }
 
 /// A duration or "none".
@@ -338,6 +354,29 @@ fn whoami(cli: &Cli) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Runs a command that only asks the server's HTTP API.
+fn http_command<'a, F, Fut>(cli: &'a Cli, run: F) -> ExitCode
+where
+    F: FnOnce(String, bool) -> Fut,
+    Fut: std::future::Future<Output = u8> + 'a,
+{
+    let config = config::default_path()
+        .and_then(|p| Config::load(&p).ok())
+        .unwrap_or_default();
+    let server = server_url(cli, &config);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tamsk: cannot start: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
+    };
+    ExitCode::from(runtime.block_on(run(server, cli.json)))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mode = match &cli.command {
@@ -357,6 +396,16 @@ fn main() -> ExitCode {
             return replay::main(args, cli.json, interactive, &server);
         }
         Command::Whoami => return whoami(&cli),
+        Command::Leaderboard { tc } => {
+            return http_command(&cli, |server, json| async move {
+                tamsk_client::standings::leaderboard(&server, tc.as_deref(), json).await
+            })
+        }
+        Command::Player { name } => {
+            return http_command(&cli, |server, json| async move {
+                tamsk_client::standings::player(&server, name, json).await
+            })
+        }
         Command::Play { bot, settings } => {
             let find = match bot {
                 Some(level) => Find::Bot(level.map(BotLevel::from)),
@@ -428,6 +477,12 @@ fn main() -> ExitCode {
     );
     app.resume = account.as_ref().and_then(|a| a.game);
     app.bell = !cli.no_bell;
+    app.rated = match &cli.command {
+        Command::Play { settings, .. } | Command::Challenge { settings, .. } => {
+            settings.casual.then_some(false)
+        }
+        _ => None,
+    };
     let plain = cli.plain
         || cli.json
         || matches!(mode, Mode::Games { .. })
