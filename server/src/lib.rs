@@ -26,6 +26,7 @@ pub mod ratings;
 pub mod request;
 pub mod store;
 pub mod store_ratings;
+pub mod swiss;
 
 use std::future::Future;
 use std::sync::Arc;
