@@ -173,7 +173,7 @@ pub fn pair(entrants: &[Entrant], rounds: &[Round], number: u32) -> Round {
             .then(a.id.cmp(&b.id))
     });
     let mut bye = None;
-    if order.len() % 2 == 1 {
+    if !order.len().is_multiple_of(2) {
         let i = (0..order.len())
             .rev()
             .find(|&i| rec(&order[i].id).byes == 0)
@@ -235,7 +235,7 @@ fn a_gets_red(a: &Record, b: &Record, board: usize) -> bool {
         (Some(Colour::Red), Some(Colour::Black)) => false,
         (Some(last), _) => *last == Colour::Black,
         (None, Some(last)) => *last == Colour::Red,
-        (None, None) => board % 2 == 0,
+        (None, None) => board.is_multiple_of(2),
     }
 }
 
