@@ -637,6 +637,55 @@ impl App {
                 self.hint(text.clone());
                 self.info("rematch_declined", text, json!({ "game": game, "by": by }));
             }
+            LobbyMessage::TournamentCreated {
+                tournament,
+                starts_ms,
+            } => self.info(
+                "tournament_created",
+                format!("Tournament {} created", clean(&tournament)),
+                json!({ "tournament": tournament, "starts_ms": starts_ms }),
+            ),
+            LobbyMessage::TournamentJoined { tournament } => self.info(
+                "tournament_joined",
+                format!("You joined tournament {}", clean(&tournament)),
+                json!({ "tournament": tournament }),
+            ),
+            LobbyMessage::TournamentWithdrawn { tournament } => self.info(
+                "tournament_withdrawn",
+                format!("You withdrew from tournament {}", clean(&tournament)),
+                json!({ "tournament": tournament }),
+            ),
+            LobbyMessage::TournamentRound {
+                tournament,
+                round,
+                game,
+            } => {
+                let what = match game {
+                    Some(g) => format!("your game is {g}"),
+                    None => "you have a bye (a point)".into(),
+                };
+                self.info(
+                    "tournament_round",
+                    format!("Tournament {}, round {round}: {what}", clean(&tournament)),
+                    json!({ "tournament": tournament, "round": round, "game": game }),
+                );
+            }
+            LobbyMessage::TournamentFinished {
+                tournament,
+                cancelled,
+            } => self.info(
+                "tournament_finished",
+                format!(
+                    "Tournament {} {}",
+                    clean(&tournament),
+                    if cancelled {
+                        "was cancelled (too few players)"
+                    } else {
+                        "is over: `tamsk tournament show ID` has the standings"
+                    }
+                ),
+                json!({ "tournament": tournament, "cancelled": cancelled }),
+            ),
             LobbyMessage::ShuttingDown { drain_ms, .. } => {
                 let text = format!(
                     "The server is shutting down: no new games; live games may go on for {} s",

@@ -15,6 +15,7 @@ pub mod sanitize;
 pub mod session;
 pub mod standings;
 pub mod tc;
+pub mod tournament_cli;
 pub mod tui;
 pub mod ui;
 pub mod viewer;

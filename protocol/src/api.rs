@@ -69,3 +69,78 @@ pub struct RatingChange {
     /// Wall clock, ms since the Unix epoch.
     pub at_ms: u64,
 }
+
+/// `GET /api/tournaments`: upcoming and running tournaments, then the last finished
+/// ones (newest first).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TournamentList {
+    pub tournaments: Vec<TournamentSummary>,
+}
+
+/// Most finished tournaments listed.
+pub const FINISHED_LIMIT: usize = 50;
+
+/// A tournament in a list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TournamentSummary {
+    pub id: String,
+    /// `upcoming`, `running`, `finished` or `cancelled`.
+    pub state: String,
+    pub tc: TimeControl,
+    pub rated: bool,
+    pub rounds: u32,
+    /// Rounds started so far.
+    pub round: u32,
+    pub players: u32,
+    /// When it starts (or started): server wall clock, ms since the Unix epoch.
+    pub starts_ms: u64,
+}
+
+/// `GET /api/tournaments/{id}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TournamentDetail {
+    #[serde(flatten)]
+    pub summary: TournamentSummary,
+    pub settings: crate::settings::Settings,
+    /// Best first, with the tiebreaks.
+    pub standings: Vec<StandingRow>,
+    /// Every round started, first first.
+    pub pairings: Vec<RoundView>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StandingRow {
+    pub rank: u32,
+    pub player_id: String,
+    pub name: String,
+    pub score: f64,
+    pub buchholz: f64,
+    pub sonneborn_berger: f64,
+    /// His rating in the control when he joined (the pairing seed).
+    pub seed: i32,
+    pub withdrawn: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoundView {
+    pub round: u32,
+    pub games: Vec<PairingView>,
+    /// The name of the player with the bye, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bye: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairingView {
+    /// 1 for the first board.
+    pub board: u32,
+    pub red: String,
+    pub black: String,
+    /// The game's id as text, once started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game: Option<String>,
+    /// `1-0`, `0-1`, `½-½`, `1-0 forfeit`, `0-1 forfeit`, `0-0 forfeit`; absent while
+    /// being played.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+}

@@ -147,6 +147,34 @@ pub enum ClientMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rated: Option<bool>,
     },
+    /// Creates a Swiss tournament of `rounds` rounds at the named time control `tc`
+    /// (Level 3, with a 20-minute game clock each unless `settings` are given). It starts
+    /// `starts_in_ms` from now (default 60 s). Answer
+    /// [`LobbyMessage::TournamentCreated`].
+    TournamentCreate {
+        rounds: u32,
+        tc: crate::rating::TimeControl,
+        /// Rated games (only when the settings are the named control).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        rated: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        starts_in_ms: Option<u64>,
+        /// The games' settings instead of the control's (partial JSON takes the level's
+        /// defaults).
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "crate::settings::player_form_opt"
+        )]
+        #[schemars(with = "Option<crate::settings::PlayerSettings>")]
+        settings: Option<Settings>,
+    },
+    /// Joins a tournament (before it starts, or while it runs: from its next round).
+    /// Answer [`LobbyMessage::TournamentJoined`]; each round then brings a snapshot of
+    /// one's game (or a bye) and [`LobbyMessage::TournamentRound`].
+    TournamentJoin { tournament: String },
+    /// Withdraws from a tournament: paired no more (a game in progress goes on).
+    TournamentWithdraw { tournament: String },
 }
 
 /// An open seek's id.
@@ -292,6 +320,27 @@ pub enum LobbyMessage {
     /// The server is shutting down: no new games; live games may go on for `drain_ms`,
     /// then the rest are aborted (and stored).
     ShuttingDown { drain_ms: u64, server_ms: u64 },
+    /// The answer to `tournament_create`: its id, and when it starts (server wall clock).
+    TournamentCreated { tournament: String, starts_ms: u64 },
+    /// The answer to `tournament_join`.
+    TournamentJoined { tournament: String },
+    /// The answer to `tournament_withdraw`.
+    TournamentWithdrawn { tournament: String },
+    /// To each player of a tournament when a round starts: his game (its snapshot
+    /// comes too), or `game` absent: a bye (a point).
+    TournamentRound {
+        tournament: String,
+        round: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        game: Option<GameId>,
+    },
+    /// To each player of a tournament: it is over (`GET /api/tournaments/{id}` has the
+    /// standings), or `cancelled` (too few players when it was to start).
+    TournamentFinished {
+        tournament: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cancelled: bool,
+    },
 }
 
 /// An open seek in the list.

@@ -19,6 +19,8 @@ pub fn routes() -> Router<Arc<Hub>> {
     Router::new()
         .route("/api/leaderboard", get(leaderboard))
         .route("/api/players/{name}", get(player))
+        .route("/api/tournaments", get(crate::tournament_api::list))
+        .route("/api/tournaments/{id}", get(crate::tournament_api::show))
 }
 
 /// An error answer.

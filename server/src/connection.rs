@@ -77,7 +77,7 @@ impl Violation {
 }
 
 /// The `type` tags a client may send; anything else is `unknown_message`.
-pub const CLIENT_TYPES: [&str; 22] = [
+pub const CLIENT_TYPES: [&str; 25] = [
     "hello",
     "seek",
     "cancel_seek",
@@ -100,6 +100,9 @@ pub const CLIENT_TYPES: [&str; 22] = [
     "rematch",
     "decline_rematch",
     "play_bot",
+    "tournament_create",
+    "tournament_join",
+    "tournament_withdraw",
 ];
 
 /// Server wall-clock time in ms since the Unix epoch.
@@ -653,6 +656,67 @@ impl Conn {
                 let id = self.hub.play_bot(settings, level, rated, seeker);
                 self.games.insert(id);
             }
+            ClientMessage::TournamentCreate {
+                rounds,
+                tc,
+                rated,
+                starts_in_ms,
+                settings,
+            } => {
+                if self.new_game_seeker(me.clone(), false).is_none() {
+                    return;
+                }
+                let me = me.expect("checked");
+                let request = crate::tournament::CreateRequest {
+                    rounds,
+                    tc,
+                    rated,
+                    starts_in_ms,
+                    settings,
+                };
+                match self.hub.tournaments.create(&self.hub, &me, request).await {
+                    Ok((tournament, starts_ms)) => {
+                        self.reply_peer()
+                            .send_lobby(&LobbyMessage::TournamentCreated {
+                                tournament,
+                                starts_ms,
+                            })
+                    }
+                    Err(refusal) => {
+                        self.refuse(refusal);
+                        false
+                    }
+                };
+            }
+            ClientMessage::TournamentJoin { tournament } => {
+                let me = me.expect("checked");
+                match self.hub.tournaments.join(&self.hub, &me, &tournament).await {
+                    Ok(()) => self
+                        .reply_peer()
+                        .send_lobby(&LobbyMessage::TournamentJoined { tournament }),
+                    Err(refusal) => {
+                        self.refuse(refusal);
+                        false
+                    }
+                };
+            }
+            ClientMessage::TournamentWithdraw { tournament } => {
+                let me = me.expect("checked");
+                match self
+                    .hub
+                    .tournaments
+                    .withdraw(&self.hub, &me, &tournament)
+                    .await
+                {
+                    Ok(()) => self
+                        .reply_peer()
+                        .send_lobby(&LobbyMessage::TournamentWithdrawn { tournament }),
+                    Err(refusal) => {
+                        self.refuse(refusal);
+                        false
+                    }
+                };
+            }
             ClientMessage::DeclineChallenge { challenge } => {
                 let me = me.expect("checked");
                 if let Err(refusal) = self.hub.decline_challenge(challenge, &me) {
@@ -1108,6 +1172,9 @@ mod tests {
             ("decline_rematch", r#","game":1"#),
             ("play_bot", r#","settings":{}"#),
             ("play_bot", r#","settings":{},"level":"easy""#),
+            ("tournament_create", r#","rounds":3,"tc":"blitz""#),
+            ("tournament_join", r#","tournament":"abc""#),
+            ("tournament_withdraw", r#","tournament":"abc""#),
         ] {
             assert!(CLIENT_TYPES.contains(&tag));
             parse(&format!(r#"{{"type":"{tag}"{extra}}}"#)).unwrap();

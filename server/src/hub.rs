@@ -358,6 +358,8 @@ pub struct Hub {
     pub alarms: Option<crate::alarm::Alarms>,
     /// Where finished games are published (ratings, tournaments).
     pub events: crate::events::GameEvents,
+    /// The tournaments not over.
+    pub tournaments: crate::tournament::Tournaments,
 }
 
 /// Counts a game as being played while held.
@@ -409,6 +411,7 @@ impl Hub {
         let budgets = Budgets::new(&config);
         Hub {
             events: Default::default(),
+            tournaments: Default::default(),
             alarms,
             bot,
             bot_stats: crate::bot::BotStats::default(),
@@ -561,6 +564,27 @@ impl Hub {
         let Some(row) = self.store.player_by_token_hash(&hash).await? else {
             return Ok(None);
         };
+        self.cache_row(row).await.map(Some)
+    }
+
+    /// The player with this id: the bot, seen since the start, or stored (and then kept
+    /// like a player who said hello, so that every seat of his shares one record).
+    pub async fn player_by_id(&self, id: &str) -> anyhow::Result<Option<Arc<PlayerRec>>> {
+        if id == self.bot.id {
+            return Ok(Some(self.bot.clone()));
+        }
+        if let Some(p) = self.players.iter().find(|p| p.id == id) {
+            return Ok(Some(p.clone()));
+        }
+        let Some(row) = self.store.player_by_id(id).await? else {
+            return Ok(None);
+        };
+        self.cache_row(row).await.map(Some)
+    }
+
+    /// A stored player, kept in the cache under his token's hash.
+    async fn cache_row(&self, row: PlayerRow) -> anyhow::Result<Arc<PlayerRec>> {
+        let hash = row.token_hash.clone();
         let ratings = self.store.ratings_of(&row.id).await?;
         let player = self
             .players
@@ -576,7 +600,20 @@ impl Hub {
             })
             .clone();
         self.forget_idle_players();
-        Ok(Some(player))
+        Ok(player)
+    }
+
+    /// A peer for a seat the server gives a player who is not online (a tournament
+    /// game): nothing is delivered; he takes his seat with `join` when he comes.
+    pub fn empty_seat_peer(&self) -> Peer {
+        let (tx, _) = mpsc::channel(1);
+        Peer {
+            conn: self.next_conn_id(),
+            tx,
+            kill: Arc::default(),
+            seated: Arc::default(),
+            reply: None,
+        }
     }
 
     fn remember(&self, hash: String, player: Arc<PlayerRec>) {

@@ -26,7 +26,10 @@ pub mod ratings;
 pub mod request;
 pub mod store;
 pub mod store_ratings;
+pub mod store_tournaments;
 pub mod swiss;
+pub mod tournament;
+pub mod tournament_api;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -80,6 +83,8 @@ pub async fn try_run_with(
     *hub.bot.ratings.lock().expect("ratings lock") = store.ratings_of(bot::BOT_ID).await?;
     let ratings_task = ratings::spawn(store.clone(), hub.events.subscribe());
     matching::spawn_sweeper(&hub);
+    hub.tournaments.resume(&hub).await?;
+    let tournament_task = tournament::spawn_runner(&hub);
     let shutdown_hub = hub.clone();
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "listening");
@@ -107,6 +112,7 @@ pub async fn try_run_with(
     drop(hub);
     let _ = tokio::time::timeout(Duration::from_secs(5), alive_rx.recv()).await;
     let _ = tokio::time::timeout(Duration::from_secs(5), ratings_task).await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), tournament_task).await;
     // Everything the games queued (their ends, aborted ones included) is on disk.
     store.flush().await;
     tracing::info!("stopped");

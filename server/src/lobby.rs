@@ -205,6 +205,38 @@ impl Hub {
         id
     }
 
+    /// Starts a game with these seats as given (`[red, black]`) and these options.
+    pub fn start_game_opts(
+        self: &Arc<Self>,
+        settings: Settings,
+        players: [Seeker; 2],
+        options: game::Options,
+    ) -> GameId {
+        let id = self
+            .next_game
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        game::spawn(self.clone(), id, settings, players, options);
+        id
+    }
+
+    /// The newest connection of an online player.
+    pub fn online_peer(&self, player_id: &str) -> Option<Peer> {
+        let lobby = self.lobby();
+        let online = lobby.online.get(player_id)?;
+        online.peers.iter().rev().find(|p| !p.is_gone()).cloned()
+    }
+
+    /// Tells every connection of a player (if online).
+    pub fn tell_player(&self, player_id: &str, msg: &LobbyMessage) {
+        let text = encode_lobby(msg);
+        let lobby = self.lobby();
+        if let Some(o) = lobby.online.get(player_id) {
+            for p in &o.peers {
+                p.send(text.clone());
+            }
+        }
+    }
+
     pub fn lobby_sizes(&self) -> LobbySizes {
         let lobby = self.lobby();
         let private = lobby.seeks.iter().filter(|s| s.code.is_some()).count();

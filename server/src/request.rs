@@ -160,7 +160,7 @@ pub fn refuse_unknown_fields(tag: &str, message: &Value) -> Result<(), Refused> 
 }
 
 /// The message types that carry settings a player chooses.
-const WITH_SETTINGS: [&str; 4] = ["seek", "challenge", "host", "play_bot"];
+const WITH_SETTINGS: [&str; 5] = ["seek", "challenge", "host", "play_bot", "tournament_create"];
 
 /// Refuses a player's settings that name a field fixed by the rules page (`abort_ms`,
 /// `late_release_ms`): `fixed_setting`.

@@ -488,6 +488,26 @@ impl Store {
         }))
     }
 
+    /// The player with this id.
+    pub async fn player_by_id(&self, id: &str) -> anyhow::Result<Option<PlayerRow>> {
+        let Some(pool) = &self.pool else {
+            return Ok(None);
+        };
+        let row = sqlx::query(
+            "SELECT id, name, token_hash, created_ms, is_bot FROM players WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(pool)
+        .await?;
+        Ok(row.map(|r| PlayerRow {
+            id: r.get("id"),
+            name: r.get("name"),
+            token_hash: r.get("token_hash"),
+            created_ms: r.get::<i64, _>("created_ms") as u64,
+            is_bot: r.get::<i64, _>("is_bot") != 0,
+        }))
+    }
+
     /// The highest game id ever given (stored or cut off), 0 for a new database.
     pub async fn last_game_id(&self) -> anyhow::Result<GameId> {
         let Some(pool) = &self.pool else {
