@@ -240,3 +240,130 @@ async fn bad_tournament_requests_are_refused_clearly() {
     assert_eq!(r.json()["error"], "unknown_tournament");
     server.stop().await;
 }
+
+/// Settings that never end a game by themselves within a test: the players resign.
+fn slow() -> Settings {
+    Settings {
+        game_clock: Some(GameClock {
+            main_ms: 600_000,
+            increment_ms: 0,
+        }),
+        ..Settings::level(Level::One)
+    }
+}
+
+/// Resigns `me`'s game and waits for its end.
+async fn resign_in(mut me: Follower) -> Client {
+    me.act(protocol::game::Action::Resign).await;
+    me.until("the end", |e| {
+        matches!(e, protocol::game::Event::GameEnded { .. })
+    })
+    .await;
+    me.client
+}
+
+#[tokio::test]
+async fn a_tournament_goes_on_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tamsk.db");
+    let server = TestServer::start_with(config_with_db(&db)).await;
+    let mut td = Client::new_player(&server, "Host").await;
+    td.send(&ClientMessage::TournamentCreate {
+        rounds: 2,
+        tc: TimeControl::Standard,
+        rated: false,
+        starts_in_ms: Some(400),
+        settings: Some(slow()),
+    })
+    .await;
+    let LobbyMessage::TournamentCreated { tournament: id, .. } = td.recv_lobby().await else {
+        panic!("created")
+    };
+    let mut players = Vec::new();
+    for name in ["Ann", "Ben"] {
+        let mut c = Client::new_player(&server, name).await;
+        c.send(&ClientMessage::TournamentJoin {
+            tournament: id.clone(),
+        })
+        .await;
+        assert!(matches!(
+            c.recv_lobby().await,
+            LobbyMessage::TournamentJoined { .. }
+        ));
+        players.push(c);
+    }
+    // Round 1 starts: both are seated in one game.
+    let mut tokens = Vec::new();
+    let mut first = None;
+    for c in players {
+        tokens.push(c.token.clone());
+        let f = Follower::await_snapshot(c).await;
+        assert_eq!(*first.get_or_insert(f.game), f.game);
+    }
+    let cut_off = first.unwrap();
+    // The server stops mid-game (the game is aborted, not scored) and comes back.
+    server.stop().await;
+    let server = TestServer::start_with(config_with_db(&db)).await;
+    let t = get_json(server.addr, &format!("/api/tournaments/{id}")).await;
+    assert_eq!(t["state"], "running");
+    assert_eq!(t["round"], 1);
+    let replay = t["pairings"][0]["games"][0]["game"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(
+        replay,
+        cut_off.to_string(),
+        "the cut-off game is played again"
+    );
+    // Both come back: the welcome lists the new game; they take their seats.
+    let mut seated = Vec::new();
+    for token in &tokens {
+        let (mut c, games) = Client::returning(&server, token).await;
+        assert_eq!(games.len(), 1);
+        assert_eq!(games[0].to_string(), replay);
+        c.send(&ClientMessage::Join {
+            game: games[0],
+            after_seq: None,
+        })
+        .await;
+        seated.push(Follower::await_snapshot(c).await);
+    }
+    // Round 1 ends by resignation; round 2 is paired at once (colours swapped).
+    let loser = seated.remove(0);
+    let loser_name = loser.client.name.clone();
+    let mut clients = vec![resign_in(loser).await, seated.remove(0).client];
+    let mut round2 = Vec::new();
+    for mut c in clients.drain(..) {
+        // The winner still hears the end of round 1's game first.
+        let snapshot = loop {
+            if let protocol::wire::ServerMessage::Snapshot(s) = c.recv().await {
+                break s;
+            }
+        };
+        round2.push(Follower::from_snapshot(c, *snapshot));
+    }
+    let loser = round2.remove(0);
+    let mut loser_client = resign_in(loser).await;
+    // Finished: told, and stored.
+    loop {
+        if let LobbyMessage::TournamentFinished {
+            tournament,
+            cancelled,
+        } = loser_client.recv_lobby().await
+        {
+            assert_eq!((tournament.as_str(), cancelled), (id.as_str(), false));
+            break;
+        }
+    }
+    let t = get_json(server.addr, &format!("/api/tournaments/{id}")).await;
+    assert_eq!(t["state"], "finished");
+    let standings = t["standings"].as_array().unwrap();
+    assert_eq!(standings[0]["score"], 2.0);
+    assert_eq!(standings[1]["name"], loser_name.as_str());
+    assert_eq!(standings[1]["score"], 0.0);
+    let r1 = &t["pairings"][0]["games"][0];
+    let r2 = &t["pairings"][1]["games"][0];
+    assert_eq!(r1["red"], r2["black"], "colours alternate");
+    server.stop().await;
+}
