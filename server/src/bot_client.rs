@@ -130,6 +130,8 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
     }
     // The tournament is over: told while waiting for a game, or during the last one.
     let mut tournament_over = false;
+    // The next game's snapshot, when it came before the bot saw the end of its game.
+    let mut pending: Option<ServerFrame> = None;
     while (options.games == 0 || (report.games.len() as u32) < options.games) && !tournament_over {
         match &options.find {
             Find::Seek(settings) => {
@@ -159,7 +161,11 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
         let mut driver = Driver::new(options.config.clone());
         // Until the game starts.
         loop {
-            match next(&mut ws).await? {
+            let frame = match pending.take() {
+                Some(frame) => Some(frame),
+                None => next(&mut ws).await?,
+            };
+            match frame {
                 None => return Ok(report),
                 Some(ServerFrame::Message(msg @ ServerMessage::Snapshot(_))) => {
                     driver.hear(&msg, Instant::now());
@@ -216,6 +222,10 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
             tokio::select! {
                 frame = next(&mut ws) => match frame? {
                     None => return Ok(report),
+                    Some(ServerFrame::Message(ServerMessage::Snapshot(s))) if Some(s.game) != driver.game() => {
+                        tracing::debug!(game = s.game, "the next game's snapshot, kept");
+                        pending = Some(ServerFrame::Message(ServerMessage::Snapshot(s)));
+                    }
                     Some(ServerFrame::Message(msg)) => match driver.hear(&msg, Instant::now()) {
                         Heard::Nothing => {}
                         Heard::Refused(code) => {

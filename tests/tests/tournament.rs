@@ -100,7 +100,13 @@ async fn rounds_from_games(db: &std::path::Path, detail: &serde_json::Value) -> 
 async fn eight_bots_play_a_four_round_swiss() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("tamsk.db");
-    let server = TestServer::start_with(config_with_db(&db)).await;
+    // Bots at test speeds act many times a second: above a person's message rate.
+    let config = server::Config {
+        rate_per_sec: 1_000,
+        rate_burst: 1_000,
+        ..config_with_db(&db)
+    };
+    let server = TestServer::start_with(config).await;
     let starts_in = Duration::from_millis(3_000);
     let created = tokio::time::Instant::now();
     let (_td, id) = create(&server, 4, starts_in.as_millis() as u64).await;
@@ -127,9 +133,14 @@ async fn eight_bots_play_a_four_round_swiss() {
     let reports = tokio::time::timeout(Duration::from_secs(180), futures::future::join_all(bots))
         .await
         .expect("the tournament ends");
+    let detail = get_json(server.addr, &format!("/api/tournaments/{id}")).await;
+    let reports: Vec<_> = reports
+        .into_iter()
+        .map(|r| r.unwrap().expect("a bot ran to the end"))
+        .collect();
     for r in reports {
-        let r = r.unwrap().expect("a bot ran to the end");
-        assert_eq!(r.games.len(), 4, "one game a round");
+        let ids: Vec<_> = r.games.iter().map(|g| g.0).collect();
+        assert_eq!(r.games.len(), 4, "one game a round: {ids:?} {detail}");
         assert!(r
             .games
             .iter()
