@@ -30,6 +30,7 @@ pub mod store_tournaments;
 pub mod swiss;
 pub mod tournament;
 pub mod tournament_api;
+pub mod tournament_model;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -73,7 +73,7 @@ pub struct Online {
 #[derive(Default)]
 pub struct Lobby {
     /// Oldest first.
-    seeks: Vec<Seek>,
+    pub(crate) seeks: Vec<Seek>,
     next_seek: SeekId,
     challenges: HashMap<ChallengeId, Challenge>,
     next_challenge: ChallengeId,
@@ -111,12 +111,12 @@ pub struct LobbySizes {
 impl Lobby {
     /// Drops the seeks of connections that are gone, and `conn`'s own (a connection has
     /// at most one seek).
-    fn prune(&mut self, conn: Option<u64>) {
+    pub(crate) fn prune(&mut self, conn: Option<u64>) {
         self.seeks
             .retain(|s| Some(s.seeker.peer.conn) != conn && !s.seeker.peer.is_gone());
     }
 
-    fn add_seek(
+    pub(crate) fn add_seek(
         &mut self,
         settings: Settings,
         rated: bool,
@@ -161,7 +161,7 @@ fn player_ref(p: &PlayerRec, settings: &Settings) -> PlayerRef {
 }
 
 impl Hub {
-    fn lobby(&self) -> std::sync::MutexGuard<'_, Lobby> {
+    pub(crate) fn lobby(&self) -> std::sync::MutexGuard<'_, Lobby> {
         self.lobby.lock().expect("lobby lock")
     }
 
@@ -249,79 +249,6 @@ impl Hub {
     }
 
     // ----- quick match and open seeks -----
-
-    /// Quick match: pairs at once with the oldest open seek of exactly these settings,
-    /// asking for a rated game alike and, when rated, within the rating range
-    /// (`matching`); seats drawn at random. Else waits as an open seek.
-    pub fn seek(
-        self: &Arc<Self>,
-        settings: Settings,
-        rated: Option<bool>,
-        seeker: Seeker,
-    ) -> SeekResult {
-        let rated = crate::matching::wants_rated(rated, &settings);
-        let rating = crate::matching::rating_of(&seeker.player, &settings);
-        let mut lobby = self.lobby();
-        lobby.prune(Some(seeker.peer.conn));
-        // The same player from another connection with the same settings: this one
-        // takes over.
-        lobby.seeks.retain(|s| {
-            !(s.code.is_none() && s.settings == settings && s.seeker.player.id == seeker.player.id)
-        });
-        let now = Instant::now();
-        let other = lobby.seeks.iter().position(|s| {
-            s.code.is_none()
-                && s.settings == settings
-                && s.rated == rated
-                && s.seeker.player.id != seeker.player.id
-                && (!rated || crate::matching::within(s.rating, rating, now - s.since))
-        });
-        match other {
-            Some(i) => {
-                let other = lobby.seeks.remove(i);
-                drop(lobby);
-                SeekResult::Paired(self.start_game(
-                    settings,
-                    Some(rated),
-                    [other.seeker, seeker],
-                    Seats::Random,
-                ))
-            }
-            None => SeekResult::Waiting(lobby.add_seek(settings, rated, seeker, None)),
-        }
-    }
-
-    /// Pairs the waiting rated seeks whose ranges have widened enough (the matching
-    /// task calls it every second): the oldest pair first.
-    pub fn sweep_seeks(self: &Arc<Self>) {
-        loop {
-            let mut lobby = self.lobby();
-            lobby.prune(None);
-            let now = Instant::now();
-            let seeks = &lobby.seeks;
-            let pair = (0..seeks.len()).find_map(|i| {
-                let a = &seeks[i];
-                if a.code.is_some() || !a.rated {
-                    return None;
-                }
-                (i + 1..seeks.len())
-                    .find(|&j| {
-                        let b = &seeks[j];
-                        b.code.is_none()
-                            && b.rated
-                            && b.settings == a.settings
-                            && b.seeker.player.id != a.seeker.player.id
-                            && crate::matching::within(a.rating, b.rating, now - a.since)
-                    })
-                    .map(|j| (i, j))
-            });
-            let Some((i, j)) = pair else { return };
-            let b = lobby.seeks.remove(j);
-            let a = lobby.seeks.remove(i);
-            drop(lobby);
-            self.start_game(a.settings, Some(true), [a.seeker, b.seeker], Seats::Random);
-        }
-    }
 
     /// Open seeks, oldest first.
     pub fn list_seeks(&self) -> Vec<SeekInfo> {

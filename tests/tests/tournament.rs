@@ -71,7 +71,8 @@ async fn rounds_from_games(db: &std::path::Path, detail: &serde_json::Value) -> 
     for round in detail["pairings"].as_array().unwrap() {
         let mut r = Round::default();
         for g in round["games"].as_array().unwrap() {
-            let id: i64 = g["game"].as_str().unwrap().parse().unwrap();
+            // The game's id as the API gives it (text), compared as the games table keeps it.
+            let id = g["game"].as_str().unwrap();
             let row =
                 sqlx::query("SELECT red_id, black_id, state, winner FROM games WHERE id = $1")
                     .bind(id)
