@@ -24,16 +24,37 @@ pub const RANGE_MAX: f64 = 700.0;
 /// How often waiting seeks are looked at again.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
-/// The range of a seek that has waited `waited`.
-pub fn width(waited: Duration) -> f64 {
-    (RANGE_START + RANGE_GROWTH * waited.as_secs_f64()).min(RANGE_MAX)
+/// A rating range: points either way at first, their growth a second, the widest.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    pub start: f64,
+    pub growth_per_sec: f64,
+    pub max: f64,
 }
 
-/// Two ratings pair after the older seek waited `waited` (unknown ratings always pair).
-pub fn within(a: Option<f64>, b: Option<f64>, waited: Duration) -> bool {
-    match (a, b) {
-        (Some(a), Some(b)) => (a - b).abs() <= width(waited),
-        _ => true,
+impl Default for Range {
+    fn default() -> Range {
+        Range {
+            start: RANGE_START,
+            growth_per_sec: RANGE_GROWTH,
+            max: RANGE_MAX,
+        }
+    }
+}
+
+impl Range {
+    /// The range of a seek that has waited `waited`.
+    pub fn width(&self, waited: Duration) -> f64 {
+        (self.start + self.growth_per_sec * waited.as_secs_f64()).min(self.max)
+    }
+
+    /// Two ratings pair after the older seek waited `waited` (unknown ratings always
+    /// pair).
+    pub fn within(&self, a: Option<f64>, b: Option<f64>, waited: Duration) -> bool {
+        match (a, b) {
+            (Some(a), Some(b)) => (a - b).abs() <= self.width(waited),
+            _ => true,
+        }
     }
 }
 
@@ -68,6 +89,7 @@ impl Hub {
     ) -> SeekResult {
         let rated = wants_rated(rated, &settings);
         let rating = rating_of(&seeker.player, &settings);
+        let range = self.config.match_range;
         let mut lobby = self.lobby();
         lobby.prune(Some(seeker.peer.conn));
         // The same player from another connection with the same settings: this one
@@ -81,7 +103,7 @@ impl Hub {
                 && s.settings == settings
                 && s.rated == rated
                 && s.seeker.player.id != seeker.player.id
-                && (!rated || within(s.rating, rating, now - s.since))
+                && (!rated || range.within(s.rating, rating, now - s.since))
         });
         match other {
             Some(i) => {
@@ -101,6 +123,7 @@ impl Hub {
     /// Pairs the waiting rated seeks whose ranges have widened enough (the matching
     /// task calls it every second): the oldest pair first.
     pub fn sweep_seeks(self: &Arc<Self>) {
+        let range = self.config.match_range;
         loop {
             let mut lobby = self.lobby();
             lobby.prune(None);
@@ -118,7 +141,7 @@ impl Hub {
                             && b.rated
                             && b.settings == a.settings
                             && b.seeker.player.id != a.seeker.player.id
-                            && within(a.rating, b.rating, now - a.since)
+                            && range.within(a.rating, b.rating, now - a.since)
                     })
                     .map(|j| (i, j))
             });
@@ -155,18 +178,15 @@ mod tests {
 
     #[test]
     fn the_range_widens_while_waiting_up_to_its_maximum() {
-        assert_eq!(width(Duration::ZERO), 150.0);
-        assert_eq!(width(Duration::from_secs(10)), 250.0);
-        assert_eq!(width(Duration::from_secs(3600)), RANGE_MAX);
-        assert!(within(Some(1500.0), Some(1650.0), Duration::ZERO));
-        assert!(!within(Some(1500.0), Some(1700.0), Duration::ZERO));
-        assert!(within(Some(1500.0), Some(1700.0), Duration::from_secs(5)));
-        assert!(!within(
-            Some(1000.0),
-            Some(1800.0),
-            Duration::from_secs(3600)
-        ));
-        assert!(within(None, Some(2500.0), Duration::ZERO));
+        let r = Range::default();
+        assert_eq!(r.width(Duration::ZERO), 150.0);
+        assert_eq!(r.width(Duration::from_secs(10)), 250.0);
+        assert_eq!(r.width(Duration::from_secs(3600)), RANGE_MAX);
+        assert!(r.within(Some(1500.0), Some(1650.0), Duration::ZERO));
+        assert!(!r.within(Some(1500.0), Some(1700.0), Duration::ZERO));
+        assert!(r.within(Some(1500.0), Some(1700.0), Duration::from_secs(5)));
+        assert!(!r.within(Some(1000.0), Some(1800.0), Duration::from_secs(3600)));
+        assert!(r.within(None, Some(2500.0), Duration::ZERO));
     }
 
     #[test]

@@ -93,7 +93,7 @@ async fn a_rated_game_moves_both_ratings_and_shows_them_everywhere() {
         (Some(1), Some(1))
     );
     let (wr, lr) = (w["rating"].as_i64().unwrap(), l["rating"].as_i64().unwrap());
-    // Glicko-2 from 1500/500/0.09 on both sides, τ 0.75: +-162 (skillratings).
+    // Glicko-2 from 1500/500/0.09 on both sides, τ 0.75: +-242 (skillratings).
     assert!(
         wr > 1600 && lr < 1400 && wr - 1500 == 1500 - lr,
         "{wr} {lr}"
@@ -206,5 +206,77 @@ async fn the_api_refuses_bad_input_clearly() {
     // The default control is standard.
     let board = get_json(server.addr, "/api/leaderboard").await;
     assert_eq!(board["tc"], "standard");
+    server.stop().await;
+}
+
+/// The next `seeking` or `snapshot` (skipping what is left of a game over).
+async fn seeking_or_snapshot(c: &mut Client) -> ServerMessage {
+    loop {
+        match c.recv().await {
+            m @ (ServerMessage::Seeking { .. } | ServerMessage::Snapshot(_)) => return m,
+            _ => continue,
+        }
+    }
+}
+
+#[tokio::test]
+async fn rated_quick_match_pairs_once_the_range_has_widened() {
+    // A narrow range that widens fast, so that the test takes about a second.
+    let config = server::Config {
+        match_range: server::matching::Range {
+            start: 100.0,
+            growth_per_sec: 400.0,
+            max: 700.0,
+        },
+        ..test_config()
+    };
+    let server = TestServer::start_with(config).await;
+    let settings = TimeControl::Blitz.settings(Level::Three);
+    let (mut red, mut black) = pair(&server, ["Hi", "Lo"], &settings, None).await;
+    resign(&mut black, &mut red).await;
+    // The ratings are some 480 points apart now.
+    profile_after(&server, "Lo", 1).await;
+    let mut hi = red.client;
+    let mut lo = black.client;
+    hi.send(&ClientMessage::Seek {
+        settings: settings.clone(),
+        rated: None,
+    })
+    .await;
+    assert!(matches!(
+        seeking_or_snapshot(&mut hi).await,
+        ServerMessage::Seeking { .. }
+    ));
+    let asked = tokio::time::Instant::now();
+    lo.send(&ClientMessage::Seek {
+        settings: settings.clone(),
+        rated: None,
+    })
+    .await;
+    // Out of range: both wait...
+    assert!(matches!(
+        seeking_or_snapshot(&mut lo).await,
+        ServerMessage::Seeking { .. }
+    ));
+    // ...until the older seek's range reaches the gap (about 1 s) and a sweep pairs them.
+    for c in [&mut hi, &mut lo] {
+        let ServerMessage::Snapshot(s) = seeking_or_snapshot(c).await else {
+            panic!("paired")
+        };
+        assert!(s.rated);
+    }
+    assert!(asked.elapsed() >= std::time::Duration::from_millis(800));
+    // A casual seek is not held back by the range: it pairs at once.
+    for c in [&mut hi, &mut lo] {
+        c.send(&ClientMessage::Seek {
+            settings: Settings::blitz(Level::Three),
+            rated: Some(false),
+        })
+        .await;
+    }
+    assert!(matches!(
+        seeking_or_snapshot(&mut lo).await,
+        ServerMessage::Snapshot(_)
+    ));
     server.stop().await;
 }
