@@ -3,6 +3,7 @@
 //! starts at [`RANGE_START`] points either way and widens by [`RANGE_GROWTH`] points a
 //! second while the older seek waits, up to [`RANGE_MAX`]. A task sweeps the waiting
 //! seeks every [`SWEEP_EVERY`] so that two seeks pair as soon as their range allows.
+//! The figures are the defaults of the server's `Config::match_range`.
 //! Casual seeks pair with anyone asking for the same settings, as before.
 
 use std::sync::{Arc, Weak};
