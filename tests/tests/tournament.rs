@@ -242,11 +242,24 @@ async fn bad_tournament_requests_are_refused_clearly() {
     ));
     p.send(&join).await;
     p.expect_error("already_joined").await;
+    // Withdrawn once; not twice.
+    let withdraw = ClientMessage::TournamentWithdraw {
+        tournament: tournament.clone(),
+    };
+    p.send(&withdraw).await;
+    assert!(matches!(
+        p.recv_lobby().await,
+        LobbyMessage::TournamentWithdrawn { .. }
+    ));
+    p.send(&withdraw).await;
+    p.expect_error("not_joined").await;
     // Its default settings: the control with the 20-minute game clock.
     let t = get_json(server.addr, &format!("/api/tournaments/{tournament}")).await;
     assert_eq!(t["settings"]["game_clock"]["main_ms"], 1_200_000);
     assert_eq!(t["settings"]["hourglass_ms"], 90_000);
     assert_eq!(t["rated"], true);
+    assert_eq!(t["players"], 0, "the withdrawn player is not counted");
+    assert_eq!(t["standings"][0]["withdrawn"], true);
     let r = http_get(server.addr, "/api/tournaments/nope", None).await;
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["error"], "unknown_tournament");
