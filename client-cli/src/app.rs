@@ -637,6 +637,19 @@ impl App {
                 self.hint(text.clone());
                 self.info("rematch_declined", text, json!({ "game": game, "by": by }));
             }
+            LobbyMessage::RatingChanged {
+                game,
+                tc,
+                before,
+                after,
+            } => self.info(
+                "rating_changed",
+                format!(
+                    "Your {tc} rating: {before} -> {after} ({:+})",
+                    after.rating - before.rating
+                ),
+                json!({ "game": game, "tc": tc, "before": before, "after": after }),
+            ),
             LobbyMessage::TournamentCreated {
                 tournament,
                 starts_ms,

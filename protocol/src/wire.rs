@@ -320,6 +320,14 @@ pub enum LobbyMessage {
     /// The server is shutting down: no new games; live games may go on for `drain_ms`,
     /// then the rest are aborted (and stored).
     ShuttingDown { drain_ms: u64, server_ms: u64 },
+    /// To every connection of a player whose rating a rated game just changed (once it
+    /// is stored).
+    RatingChanged {
+        game: GameId,
+        tc: crate::rating::TimeControl,
+        before: crate::rating::ShownRating,
+        after: crate::rating::ShownRating,
+    },
     /// The answer to `tournament_create`: its id, and when it starts (server wall clock).
     TournamentCreated { tournament: String, starts_ms: u64 },
     /// The answer to `tournament_join`.

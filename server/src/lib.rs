@@ -82,7 +82,7 @@ pub async fn try_run_with(
         alive_tx,
     ));
     *hub.bot.ratings.lock().expect("ratings lock") = store.ratings_of(bot::BOT_ID).await?;
-    let ratings_task = ratings::spawn(store.clone(), hub.events.subscribe());
+    let ratings_task = ratings::spawn(store.clone(), Arc::downgrade(&hub), hub.events.subscribe());
     matching::spawn_sweeper(&hub);
     hub.tournaments.resume(&hub).await?;
     let tournament_task = tournament::spawn_runner(&hub);

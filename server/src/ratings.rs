@@ -134,6 +134,7 @@ pub fn update(a: &Rated, b: &Rated, score: f64) -> (Rated, Rated) {
 /// One player's change in one rated game, as stored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change {
+    pub game_id: protocol::wire::GameId,
     pub game: String,
     pub player_id: String,
     pub opponent_id: String,
@@ -177,6 +178,7 @@ pub fn apply(event: &GameOver) -> Vec<Change> {
     let game = crate::store::game_id_text(&event.game);
     vec![
         Change {
+            game_id: event.game,
             game: game.clone(),
             player_id: red.id.clone(),
             opponent_id: black.id.clone(),
@@ -187,6 +189,7 @@ pub fn apply(event: &GameOver) -> Vec<Change> {
             at_ms: event.ended_ms,
         },
         Change {
+            game_id: event.game,
             game,
             player_id: black.id.clone(),
             opponent_id: red.id.clone(),
@@ -200,10 +203,14 @@ pub fn apply(event: &GameOver) -> Vec<Change> {
 }
 
 /// The ratings task: applies every game-over event in order and stores the changes, a
-/// batch per transaction. Holding the events (and so the players) until they are stored
-/// keeps a player's ratings in memory until the database has them. Ends when the events
-/// close.
-pub fn spawn(store: Store, mut rx: mpsc::Receiver<Arc<GameOver>>) -> tokio::task::JoinHandle<()> {
+/// batch per transaction; then tells each player (`rating_changed`). Holding the events
+/// (and so the players) until they are stored keeps a player's ratings in memory until
+/// the database has them. Ends when the events close.
+pub fn spawn(
+    store: Store,
+    hub: std::sync::Weak<crate::hub::Hub>,
+    mut rx: mpsc::Receiver<Arc<GameOver>>,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut batch = Vec::with_capacity(BATCH);
         while rx.recv_many(&mut batch, BATCH).await > 0 {
@@ -211,6 +218,19 @@ pub fn spawn(store: Store, mut rx: mpsc::Receiver<Arc<GameOver>>) -> tokio::task
             if !changes.is_empty() {
                 if let Err(e) = store.write_rating_changes(&changes).await {
                     tracing::error!(error = %e, "storing rating changes failed");
+                }
+                if let Some(hub) = hub.upgrade() {
+                    for c in &changes {
+                        hub.tell_player(
+                            &c.player_id,
+                            &protocol::wire::LobbyMessage::RatingChanged {
+                                game: c.game_id,
+                                tc: c.tc,
+                                before: ShownRating::new(c.before.rating, c.before.deviation),
+                                after: c.after.shown(),
+                            },
+                        );
+                    }
                 }
             }
             batch.clear();

@@ -2,9 +2,10 @@
 //! game list and the HTTP API); casual games and games that count for nothing do not.
 
 use protocol::game::{Action, Event, Player};
+use protocol::rating::ShownRating;
 use protocol::rating::TimeControl;
 use protocol::settings::{Level, Settings};
-use protocol::wire::{ClientMessage, ServerMessage};
+use protocol::wire::{ClientMessage, LobbyMessage, ServerFrame, ServerMessage};
 use tamsk_tests::*;
 
 /// Two new players seek `settings` (rated as asked); returns them as `(red, black)`.
@@ -41,20 +42,22 @@ async fn resign(loser: &mut Follower, winner: &mut Follower) {
     }
 }
 
-/// The player's profile once it shows `games` rated games. The ratings task stores a
-/// game's changes after its end is announced, so the API is asked again (bounded) until
-/// it has them.
-async fn profile_after(server: &TestServer, name: &str, games: usize) -> serde_json::Value {
-    within("the rating change is stored", async {
-        loop {
-            let p = get_json(server.addr, &format!("/api/players/{name}")).await;
-            if p["history"].as_array().map_or(0, Vec::len) >= games {
-                return p;
+/// The `rating_changed` the player is told once his rating change is stored (skipping
+/// what is left of the game): `(before, after)`.
+async fn rating_changed(c: &mut Client) -> (ShownRating, ShownRating) {
+    loop {
+        match c.recv_any().await {
+            Some(ServerFrame::Lobby(LobbyMessage::RatingChanged { before, after, .. })) => {
+                return (before, after)
             }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            Some(_) => continue,
+            None => panic!("closed before the rating change"),
         }
-    })
-    .await
+    }
+}
+
+async fn profile(server: &TestServer, name: &str) -> serde_json::Value {
+    get_json(server.addr, &format!("/api/players/{name}")).await
 }
 
 #[tokio::test]
@@ -78,9 +81,15 @@ async fn a_rated_game_moves_both_ratings_and_shows_them_everywhere() {
     resign(&mut black, &mut red).await;
     let winner_name = &red.snapshot.red.name;
     let loser_name = &red.snapshot.black.name;
+    // Each is told, once it is stored.
+    let (before, after) = rating_changed(&mut red.client).await;
+    assert_eq!(before.rating, 1500);
+    assert!(after.rating > 1600 && after.provisional);
+    let (_, lost) = rating_changed(&mut black.client).await;
+    assert!(lost.rating < 1400);
 
-    let winner = profile_after(&server, winner_name, 1).await;
-    let loser = profile_after(&server, loser_name, 1).await;
+    let winner = profile(&server, winner_name).await;
+    let loser = profile(&server, loser_name).await;
     let w = &winner["ratings"][0];
     let l = &loser["ratings"][0];
     assert_eq!(w["tc"], "blitz");
@@ -98,6 +107,7 @@ async fn a_rated_game_moves_both_ratings_and_shows_them_everywhere() {
         wr > 1600 && lr < 1400 && wr - 1500 == 1500 - lr,
         "{wr} {lr}"
     );
+    assert_eq!((wr, lr), (after.rating as i64, lost.rating as i64));
     assert_eq!(w["provisional"], true);
     let h = &winner["history"][0];
     assert_eq!(h["opponent"], loser_name.as_str());
@@ -160,7 +170,8 @@ async fn casual_and_unnamed_games_change_nothing() {
     let (mut red3, mut black3) = pair(&server, ["Late", "Comer"], &named, None).await;
     assert!(red3.snapshot.rated);
     resign(&mut red3, &mut black3).await;
-    profile_after(&server, &red3.snapshot.red.name, 1).await;
+    // Told after the games before it were handled (one task, in order).
+    rating_changed(&mut red3.client).await;
     for name in ["Cas", "Ual", "Fast", "Er"] {
         let p = get_json(server.addr, &format!("/api/players/{name}")).await;
         assert_eq!(p["ratings"], serde_json::json!([]), "{name}: {p}");
@@ -184,7 +195,8 @@ async fn the_bot_is_rated_like_anyone() {
     f.act(Action::Resign).await;
     f.until("the end", |e| matches!(e, Event::GameEnded { .. }))
         .await;
-    let bot = profile_after(&server, "TAMSK%20bot", 1).await;
+    rating_changed(&mut f.client).await;
+    let bot = profile(&server, "TAMSK%20bot").await;
     assert_eq!(bot["bot"], true);
     assert_eq!(bot["ratings"][0]["tc"], "rapid");
     assert_eq!(bot["ratings"][0]["wins"], 1);
@@ -235,9 +247,10 @@ async fn rated_quick_match_pairs_once_the_range_has_widened() {
     let (mut red, mut black) = pair(&server, ["Hi", "Lo"], &settings, None).await;
     resign(&mut black, &mut red).await;
     // The ratings are some 480 points apart now.
-    profile_after(&server, "Lo", 1).await;
     let mut hi = red.client;
     let mut lo = black.client;
+    rating_changed(&mut hi).await;
+    rating_changed(&mut lo).await;
     hi.send(&ClientMessage::Seek {
         settings: settings.clone(),
         rated: None,
