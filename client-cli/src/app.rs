@@ -150,7 +150,7 @@ impl SeatView {
     fn of(info: &SeatInfo) -> SeatView {
         SeatView {
             player_id: clean(&info.player_id),
-            name: clean(&info.name),
+            name: with_rating(&info.name, info.rating),
             connected: info.connected,
             grace_until_ms: info.grace_until_ms,
             grace_expired: false,
@@ -261,6 +261,9 @@ pub struct App {
     pub quit_when_over: bool,
     /// Ring the terminal bell on low-time warnings (`--no-bell` turns it off).
     pub bell: bool,
+    /// Ask for a rated (`Some(true)`) or casual game; `None`: the server's default
+    /// (rated for a named time control).
+    pub rated: Option<bool>,
     /// Low-time warnings given, and the flash in progress.
     pub alerts: crate::countdown::Alerts,
     /// A watcher of a finished game asked for the live games (at this instant) to find
@@ -340,6 +343,7 @@ impl App {
             exit_code: 0,
             quit_when_over: false,
             bell: true,
+            rated: None,
             alerts: Default::default(),
             rematch_poll: None,
             base,
@@ -549,6 +553,7 @@ impl App {
                 to,
                 settings,
                 expires_ms,
+                ..
             } => {
                 let name = clean(&to.name);
                 self.challenge_sent = Some((challenge, name.clone()));
@@ -570,6 +575,7 @@ impl App {
                 from,
                 settings,
                 expires_ms,
+                ..
             } => {
                 let name = clean(&from.name);
                 self.challenges.retain(|c| c.0 != challenge);
@@ -651,6 +657,68 @@ impl App {
                 self.hint(text.clone());
                 self.info("rematch_declined", text, json!({ "game": game, "by": by }));
             }
+            LobbyMessage::RatingChanged {
+                game,
+                tc,
+                before,
+                after,
+            } => self.info(
+                "rating_changed",
+                format!(
+                    "Your {tc} rating: {before} -> {after} ({:+})",
+                    after.rating - before.rating
+                ),
+                json!({ "game": game, "tc": tc, "before": before, "after": after }),
+            ),
+            LobbyMessage::TournamentCreated {
+                tournament,
+                starts_ms,
+            } => self.info(
+                "tournament_created",
+                format!("Tournament {} created", clean(&tournament)),
+                json!({ "tournament": tournament, "starts_ms": starts_ms }),
+            ),
+            LobbyMessage::TournamentJoined { tournament } => self.info(
+                "tournament_joined",
+                format!("You joined tournament {}", clean(&tournament)),
+                json!({ "tournament": tournament }),
+            ),
+            LobbyMessage::TournamentWithdrawn { tournament } => self.info(
+                "tournament_withdrawn",
+                format!("You withdrew from tournament {}", clean(&tournament)),
+                json!({ "tournament": tournament }),
+            ),
+            LobbyMessage::TournamentRound {
+                tournament,
+                round,
+                game,
+            } => {
+                let what = match game {
+                    Some(g) => format!("your game is {g}"),
+                    None => "you have a bye (a point)".into(),
+                };
+                self.info(
+                    "tournament_round",
+                    format!("Tournament {}, round {round}: {what}", clean(&tournament)),
+                    json!({ "tournament": tournament, "round": round, "game": game }),
+                );
+            }
+            LobbyMessage::TournamentFinished {
+                tournament,
+                cancelled,
+            } => self.info(
+                "tournament_finished",
+                format!(
+                    "Tournament {} {}",
+                    clean(&tournament),
+                    if cancelled {
+                        "was cancelled (too few players)"
+                    } else {
+                        "is over: `tamsk tournament show ID` has the standings"
+                    }
+                ),
+                json!({ "tournament": tournament, "cancelled": cancelled }),
+            ),
             LobbyMessage::ShuttingDown { drain_ms, .. } => {
                 let text = format!(
                     "The server is shutting down: no new games; live games may go on for {} s",
@@ -1400,6 +1468,14 @@ fn replay(
     Ok((game, events))
 }
 
+/// A name with the rating beside it, when there is one: `Rita (1662?)`.
+pub fn with_rating(name: &str, rating: Option<protocol::rating::ShownRating>) -> String {
+    match rating {
+        Some(r) => format!("{} ({r})", clean(name)),
+        None => clean(name),
+    }
+}
+
 /// A live game in one line: "#3f9a0c1d  Alice (Red) vs Bob (Black)  Level 3  12 moves  2 watching".
 pub fn game_line(g: &GameSummary) -> String {
     let state = if g.state == "playing" {
@@ -1410,8 +1486,8 @@ pub fn game_line(g: &GameSummary) -> String {
     format!(
         "{}  {} (Red) vs {} (Black)  {}  {} moves  {} watching{state}",
         short_id(g.game),
-        clean(&g.red.name),
-        clean(&g.black.name),
+        with_rating(&g.red.name, g.red.rating),
+        with_rating(&g.black.name, g.black.rating),
         describe_settings(&g.settings),
         g.move_count,
         g.watchers,

@@ -128,10 +128,19 @@ impl App {
             return Vec::new();
         };
         self.phase = Phase::Seeking;
+        let rated = self.rated;
         vec![match find {
-            Find::Seek => ClientMessage::Seek { settings },
-            Find::Bot(level) => ClientMessage::PlayBot { settings, level },
-            Find::Challenge(to) => ClientMessage::Challenge { to, settings },
+            Find::Seek => ClientMessage::Seek { settings, rated },
+            Find::Bot(level) => ClientMessage::PlayBot {
+                settings,
+                level,
+                rated,
+            },
+            Find::Challenge(to) => ClientMessage::Challenge {
+                to,
+                settings,
+                rated,
+            },
             Find::Host => ClientMessage::Host { settings },
             Find::Code(code) => ClientMessage::JoinCode { code },
         }]

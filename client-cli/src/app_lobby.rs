@@ -142,15 +142,16 @@ impl App {
 fn entry_line(e: &Entry, width: usize) -> String {
     let line = match e {
         Entry::Seek(s) => format!(
-            "seek   {:<16} {}",
-            clean(&s.player.name),
-            short_settings(&s.settings)
+            "seek   {:<16} {}{}",
+            super::with_rating(&s.player.name, s.player.rating),
+            short_settings(&s.settings),
+            if s.rated { " rated" } else { "" }
         ),
         Entry::Game(g) => format!(
             "{} {} vs {}  {}  {} moves  {} watching",
             crate::gameref::short_id(g.game),
-            clean(&g.red.name),
-            clean(&g.black.name),
+            super::with_rating(&g.red.name, g.red.rating),
+            super::with_rating(&g.black.name, g.black.rating),
             short_settings(&g.settings),
             g.move_count,
             g.watchers
@@ -228,6 +229,7 @@ mod tests {
         PlayerRef {
             player_id: id.into(),
             name: name.into(),
+            rating: None,
         }
     }
 
@@ -241,6 +243,8 @@ mod tests {
             move_count: 14,
             watchers,
             state: state.into(),
+            rated: false,
+            tc: None,
         }
     }
 
@@ -250,6 +254,7 @@ mod tests {
             player: who,
             settings: Settings::level(level),
             since_ms: 0,
+            rated: false,
         }
     }
 
@@ -333,7 +338,8 @@ mod tests {
             sent,
             [ClientMessage::Challenge {
                 to: "id-bert".into(),
-                settings: standard
+                settings: standard,
+                rated: None
             }]
         );
         assert_eq!(app.phase, Phase::Seeking);

@@ -29,7 +29,13 @@ fn a_new_player_says_hello_with_his_name_then_seeks() {
     );
     assert_eq!(app.phase, Phase::Hello);
     let sent = app.on_message(welcome(vec![]), t0);
-    assert!(sent.contains(&ClientMessage::Seek { settings }), "{sent:?}");
+    assert!(
+        sent.contains(&ClientMessage::Seek {
+            settings,
+            rated: None
+        }),
+        "{sent:?}"
+    );
     assert!(sent.iter().any(|m| matches!(m, ClientMessage::Ping { .. })));
     assert_eq!(app.phase, Phase::Seeking);
     assert!(app.config_dirty, "the token is to be saved");
@@ -674,14 +680,18 @@ fn watching_without_a_game_lists_the_live_ones_to_pick_from() {
         red: protocol::wire::PlayerRef {
             player_id: "a".into(),
             name: "Ann\u{7}".into(),
+            rating: None,
         },
         black: protocol::wire::PlayerRef {
             player_id: "b".into(),
             name: "Bo".into(),
+            rating: None,
         },
         move_count: 12,
         watchers: 2,
         state: state.into(),
+        rated: false,
+        tc: None,
     };
     app.take_output();
     app.on_message(
@@ -815,6 +825,7 @@ fn player(name: &str) -> protocol::wire::PlayerRef {
     protocol::wire::PlayerRef {
         player_id: format!("id-{name}"),
         name: name.into(),
+        rating: None,
     }
 }
 
@@ -827,6 +838,7 @@ fn each_way_of_finding_a_game_sends_its_message() {
             Find::Seek,
             ClientMessage::Seek {
                 settings: settings.clone(),
+                rated: None,
             },
         ),
         (
@@ -834,6 +846,7 @@ fn each_way_of_finding_a_game_sends_its_message() {
             ClientMessage::PlayBot {
                 settings: settings.clone(),
                 level: None,
+                rated: None,
             },
         ),
         (
@@ -841,6 +854,7 @@ fn each_way_of_finding_a_game_sends_its_message() {
             ClientMessage::PlayBot {
                 settings: settings.clone(),
                 level: Some(BotLevel::Easy),
+                rated: None,
             },
         ),
         (
@@ -848,6 +862,7 @@ fn each_way_of_finding_a_game_sends_its_message() {
             ClientMessage::Challenge {
                 to: "Bert".into(),
                 settings: settings.clone(),
+                rated: None,
             },
         ),
         (
@@ -904,6 +919,7 @@ fn a_declined_challenge_ends_the_session_without_a_game() {
             to: player("Bert"),
             settings: Settings::level(Level::Two),
             expires_ms: 60_000,
+            rated: false,
         },
         t0 + Duration::from_secs(10),
     );
@@ -938,6 +954,7 @@ fn a_challenge_received_is_answered_with_y_or_by_typing() {
         from: player("Carl"),
         settings: Settings::level(Level::One),
         expires_ms: 60_000,
+        rated: false,
     };
     app.on_lobby(challenged(7), t0);
     assert_eq!(app.confirm, Some(Confirm::Challenge(7)));
@@ -1099,14 +1116,18 @@ fn a_watcher_follows_the_players_into_their_rematch() {
         red: PlayerRef {
             player_id: format!("id-{red}"),
             name: red.into(),
+            rating: None,
         },
         black: PlayerRef {
             player_id: format!("id-{black}"),
             name: black.into(),
+            rating: None,
         },
         move_count: 0,
         watchers: 0,
         state: "playing".into(),
+        rated: false,
+        tc: None,
     };
     // Another pair's game is not theirs; then the rematch, colours swapped.
     let other = ServerMessage::Games {

@@ -7,13 +7,14 @@ use std::time::Instant;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use protocol::bot::BotLevel;
 use protocol::settings::{FullSocket, GameClock, Level, Settings, Setup};
+use protocol::wire::ClientMessage;
 use tamsk_client::app::{App, Find, Mode};
 use tamsk_client::config::{self, Config, DEFAULT_SERVER};
 use tamsk_client::gameref::GameRef;
 use tamsk_client::net::Net;
 use tamsk_client::session::Session;
 use tamsk_client::tc::{duration_ms, too_short_for_people, TimeControl};
-use tamsk_client::{games, plain, replay, tui, EXIT_BAD_INPUT, EXIT_IO};
+use tamsk_client::{games, plain, replay, tournament_cli, tui, EXIT_BAD_INPUT, EXIT_IO};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -98,6 +99,25 @@ enum Command {
     /// Who you are on the server: your name and player id, from the config file (no
     /// connection is made).
     Whoami,
+    /// The best rated players of a time control (with --json: the server's JSON).
+    Leaderboard {
+        /// classical, standard (the default), rapid or blitz.
+        #[arg(long, value_name = "NAME")]
+        tc: Option<String>,
+    },
+    /// Swiss tournaments: create, join, withdraw, show.
+    Tournament {
+        #[command(subcommand)]
+        action: TournamentAction,
+    },
+    /// Upcoming, running and finished tournaments (with --json: the server's JSON).
+    Tournaments,
+    /// A player's ratings per time control (deviation, games, wins/losses/draws) and his
+    /// recent rating changes (with --json: the server's JSON).
+    Player {
+        /// The display name.
+        name: String,
+    },
     /// Replay a game file (a TAMSK record or a network-server move list such as
     /// `d1-d2/13 g1-f1/20`): on a terminal, step through it with the keys; otherwise (or
     /// with --plain or --json) print the final board and the result.
@@ -205,6 +225,80 @@ struct SettingsArgs {
     /// What moving onto a full socket does.
     #[arg(long, value_enum)]
     full_socket: Option<FullSocketArg>,
+    /// A casual game: no rating changes. By default a game at a named time control
+    /// (unchanged by the flags above) is rated; other settings are always casual.
+    #[arg(long)]
+    casual: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum TournamentAction {
+    /// Create a Swiss tournament: prints its id.
+    Create {
+        /// Rounds (1 to 20).
+        #[arg(long)]
+        rounds: u32,
+        /// The time control: classical, standard, rapid or blitz (Level 3, with a
+        /// 20-minute game clock each).
+        #[arg(long, value_enum)]
+        tc: TimeControl,
+        /// Rated games (the settings must then be the control's).
+        #[arg(long)]
+        rated: bool,
+        /// When it starts: 90s, 10m (default 60 s).
+        #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
+        starts_in: Option<u64>,
+        /// The games' settings as JSON instead (e.g. '{"level":3,"game_clock":{"main_ms":600000}}').
+        #[arg(long, value_name = "JSON")]
+        settings: Option<String>,
+    },
+    /// Join a tournament (before it starts, or from its next round).
+    Join { id: String },
+    /// Withdraw from a tournament: you are paired no more.
+    Withdraw { id: String },
+    /// Standings (score, Buchholz, Sonneborn-Berger), and pairings and results by round.
+    Show { id: String },
+}
+
+/// Runs a tournament command that speaks as our player over the websocket.
+fn ws_command(cli: &Cli, msg: ClientMessage) -> ExitCode {
+    let config_path = config::default_path();
+    let config = match config_path.as_deref().map(Config::load) {
+        Some(Ok(c)) => c,
+        Some(Err(e)) => {
+            eprintln!("tamsk: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
+        None => Config::default(),
+    };
+    let server = server_url(cli, &config);
+    let name = cli
+        .name
+        .clone()
+        .or_else(|| config.name.clone())
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "player".to_string());
+    let json = cli.json;
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tamsk: cannot start: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
+    };
+    let code = runtime.block_on(async {
+        let mut asker = tournament_cli::Asker {
+            server: &server,
+            config,
+            config_path: config_path.as_deref(),
+            name,
+        };
+        tournament_cli::answered(tournament_cli::ask(&mut asker, &msg).await, json)
+    });
+    ExitCode::from(code)
 }
 
 /// A duration or "none".
@@ -343,6 +437,29 @@ fn whoami(cli: &Cli) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Runs a command that only asks the server's HTTP API.
+fn http_command<'a, F, Fut>(cli: &'a Cli, run: F) -> ExitCode
+where
+    F: FnOnce(String, bool) -> Fut,
+    Fut: std::future::Future<Output = u8> + 'a,
+{
+    let config = config::default_path()
+        .and_then(|p| Config::load(&p).ok())
+        .unwrap_or_default();
+    let server = server_url(cli, &config);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("tamsk: cannot start: {e}");
+            return ExitCode::from(EXIT_IO);
+        }
+    };
+    ExitCode::from(runtime.block_on(run(server, cli.json)))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let mode = match &cli.command {
@@ -362,6 +479,60 @@ fn main() -> ExitCode {
             return replay::main(args, cli.json, interactive, &server);
         }
         Command::Whoami => return whoami(&cli),
+        Command::Tournaments => {
+            return http_command(&cli, |server, json| async move {
+                tournament_cli::list(&server, json).await
+            })
+        }
+        Command::Tournament { action } => {
+            let msg = match action {
+                TournamentAction::Show { id } => {
+                    return http_command(&cli, |server, json| async move {
+                        tournament_cli::show(&server, id, json).await
+                    })
+                }
+                TournamentAction::Create {
+                    rounds,
+                    tc,
+                    rated,
+                    starts_in,
+                    settings,
+                } => {
+                    let settings = match settings.as_deref().map(serde_json::from_str::<Settings>) {
+                        None => None,
+                        Some(Ok(s)) => Some(s),
+                        Some(Err(e)) => {
+                            eprintln!("tamsk: --settings is not valid settings JSON: {e}");
+                            return ExitCode::from(EXIT_BAD_INPUT);
+                        }
+                    };
+                    ClientMessage::TournamentCreate {
+                        rounds: *rounds,
+                        tc: (*tc).into(),
+                        rated: *rated,
+                        starts_in_ms: *starts_in,
+                        settings,
+                    }
+                }
+                TournamentAction::Join { id } => ClientMessage::TournamentJoin {
+                    tournament: id.clone(),
+                },
+                TournamentAction::Withdraw { id } => ClientMessage::TournamentWithdraw {
+                    tournament: id.clone(),
+                },
+            };
+            return ws_command(&cli, msg);
+        }
+        Command::Leaderboard { tc } => {
+            return http_command(&cli, |server, json| async move {
+                tamsk_client::standings::leaderboard(&server, tc.as_deref(), json).await
+            })
+        }
+        Command::Player { name } => {
+            return http_command(&cli, |server, json| async move {
+                tamsk_client::standings::player(&server, name, json).await
+            })
+        }
         Command::Play { bot, settings } => {
             let find = match bot {
                 Some(level) => Find::Bot(level.map(BotLevel::from)),
@@ -435,6 +606,12 @@ fn main() -> ExitCode {
     );
     app.resume = account.as_ref().and_then(|a| a.game);
     app.bell = !cli.no_bell;
+    app.rated = match &cli.command {
+        Command::Play { settings, .. } | Command::Challenge { settings, .. } => {
+            settings.casual.then_some(false)
+        }
+        _ => None,
+    };
     let plain = cli.plain
         || cli.json
         || matches!(mode, Mode::Games { .. })

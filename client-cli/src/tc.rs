@@ -31,21 +31,20 @@ pub enum TimeControl {
 }
 
 impl TimeControl {
-    /// The settings of this time control at `level`.
+    /// The settings of this time control at `level` (the table lives in
+    /// `protocol::rating`, which the server also classifies games by).
     pub fn settings(self, level: Level) -> Settings {
-        let (hourglass, neutral, grace, turn) = match self {
-            TimeControl::Classical => (300_000, 20_000, 3_000, 60_000),
-            TimeControl::Standard => (180_000, 15_000, 2_000, 30_000),
-            TimeControl::Rapid => (90_000, 10_000, 2_000, 20_000),
-            TimeControl::Blitz => (45_000, 5_000, 2_000, 10_000),
-        };
-        let base = Settings::level(level);
-        Settings {
-            hourglass_ms: hourglass,
-            neutral_ms: neutral,
-            drop_grace_ms: grace,
-            turn_limit_ms: base.turn_limit_ms.map(|_| turn),
-            ..base
+        protocol::rating::TimeControl::from(self).settings(level)
+    }
+}
+
+impl From<TimeControl> for protocol::rating::TimeControl {
+    fn from(tc: TimeControl) -> protocol::rating::TimeControl {
+        match tc {
+            TimeControl::Classical => protocol::rating::TimeControl::Classical,
+            TimeControl::Standard => protocol::rating::TimeControl::Standard,
+            TimeControl::Rapid => protocol::rating::TimeControl::Rapid,
+            TimeControl::Blitz => protocol::rating::TimeControl::Blitz,
         }
     }
 }

@@ -50,6 +50,7 @@ impl Fake {
             connected: true,
             grace_until_ms: None,
             lag_ms: None,
+            rating: None,
         };
         ServerMessage::Snapshot(Box::new(Snapshot {
             game: gid(1),
@@ -61,6 +62,8 @@ impl Fake {
             watchers: 0,
             view: GameView::of(&self.game, &self.entries),
             sand: SandTable::of(&self.game),
+            rated: false,
+            tc: None,
         }))
     }
 

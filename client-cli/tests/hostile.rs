@@ -116,6 +116,7 @@ async fn hostile_server(listener: tokio::net::TcpListener) {
         connected: true,
         grace_until_ms: None,
         lag_ms: None,
+        rating: None,
     };
     // Whatever the client asks next (a seek), it gets a game.
     loop {
@@ -134,6 +135,8 @@ async fn hostile_server(listener: tokio::net::TcpListener) {
         watchers: 0,
         sand: SandTable::of(&game),
         view: protocol::view::GameView::of(&game, &[]),
+        rated: false,
+        tc: None,
     }))))
     .await
     .unwrap();

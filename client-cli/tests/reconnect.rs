@@ -68,6 +68,7 @@ async fn server(listener: TcpListener) -> Vec<ClientMessage> {
         connected: true,
         grace_until_ms: None,
         lag_ms: None,
+        rating: None,
     };
     let welcome = |games| ServerMessage::Welcome {
         version: 1,
@@ -96,6 +97,8 @@ async fn server(listener: TcpListener) -> Vec<ClientMessage> {
             watchers: 0,
             sand: SandTable::of(&game),
             view: protocol::view::GameView::of(&game, &[]),
+            rated: false,
+            tc: None,
         })),
     )
     .await;

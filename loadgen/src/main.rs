@@ -258,6 +258,7 @@ async fn player(
             &mut ws,
             &ClientMessage::Seek {
                 settings: settings.clone(),
+                rated: None,
             },
         )
         .await?;

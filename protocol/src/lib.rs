@@ -1,12 +1,14 @@
 //! The shared language of TAMSK online: the board, the rules engine, game records and the
 //! wire messages. Pure: no I/O, no clock reads. Time is always a value passed in.
 
+pub mod api;
 pub mod board;
 pub mod bot;
 pub mod bot_search;
 pub mod game;
 pub mod lag;
 pub mod notation;
+pub mod rating;
 pub mod record;
 pub mod render;
 pub mod settings;

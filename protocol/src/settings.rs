@@ -465,6 +465,17 @@ fn settings_schema(
 }
 
 /// Serialises [`Settings`] as a player sends them: without the fields fixed by the rules
+/// [`player_form`] of optional settings.
+pub fn player_form_opt<S: serde::Serializer>(
+    settings: &Option<Settings>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match settings {
+        Some(settings) => player_form(settings, s),
+        None => s.serialize_none(),
+    }
+}
+
 /// page (`abort_ms`, `late_release_ms`), which the server sets.
 pub fn player_form<S: serde::Serializer>(settings: &Settings, s: S) -> Result<S::Ok, S::Error> {
     #[derive(Serialize)]

@@ -55,6 +55,10 @@ pub enum ClientMessage {
         #[serde(serialize_with = "crate::settings::player_form")]
         #[schemars(with = "crate::settings::PlayerSettings")]
         settings: Settings,
+        /// `true` rated, `false` casual; absent: rated when the settings are a named
+        /// time control (`docs/PROTOCOL.md`, Ratings).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rated: Option<bool>,
     },
     /// Withdraws one's seek.
     CancelSeek,
@@ -110,6 +114,10 @@ pub enum ClientMessage {
         #[serde(serialize_with = "crate::settings::player_form")]
         #[schemars(with = "crate::settings::PlayerSettings")]
         settings: Settings,
+        /// `true` rated, `false` casual; absent: rated when the settings are a named
+        /// time control (`docs/PROTOCOL.md`, Ratings).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rated: Option<bool>,
     },
     /// Accepts a challenge one received: the game starts at once.
     AcceptChallenge { challenge: ChallengeId },
@@ -141,7 +149,39 @@ pub enum ClientMessage {
         /// server's default (its `--bot-level`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         level: Option<crate::bot::BotLevel>,
+        /// `true` rated, `false` casual; absent: rated when the settings are a named
+        /// time control.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rated: Option<bool>,
     },
+    /// Creates a Swiss tournament of `rounds` rounds at the named time control `tc`
+    /// (Level 3, with a 20-minute game clock each unless `settings` are given). It starts
+    /// `starts_in_ms` from now (default 60 s). Answer
+    /// [`LobbyMessage::TournamentCreated`].
+    TournamentCreate {
+        rounds: u32,
+        tc: crate::rating::TimeControl,
+        /// Rated games (only when the settings are the named control).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        rated: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        starts_in_ms: Option<u64>,
+        /// The games' settings instead of the control's (partial JSON takes the level's
+        /// defaults).
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "crate::settings::player_form_opt"
+        )]
+        #[schemars(with = "Option<crate::settings::PlayerSettings>")]
+        settings: Option<Settings>,
+    },
+    /// Joins a tournament (before it starts, or while it runs: from its next round).
+    /// Answer [`LobbyMessage::TournamentJoined`]; each round then brings a snapshot of
+    /// one's game (or a bye) and [`LobbyMessage::TournamentRound`].
+    TournamentJoin { tournament: String },
+    /// Withdraws from a tournament: paired no more (a game in progress goes on).
+    TournamentWithdraw { tournament: String },
 }
 
 /// An open seek's id.
@@ -264,6 +304,9 @@ pub enum LobbyMessage {
         to: PlayerRef,
         settings: Settings,
         expires_ms: u64,
+        /// Rated if accepted.
+        #[serde(default)]
+        rated: bool,
     },
     /// Somebody challenges you: answer `accept_challenge` or `decline_challenge` before
     /// `expires_ms` (server wall clock).
@@ -272,6 +315,9 @@ pub enum LobbyMessage {
         from: PlayerRef,
         settings: Settings,
         expires_ms: u64,
+        /// Rated if accepted.
+        #[serde(default)]
+        rated: bool,
     },
     /// A challenge ended without a game, to both sides: `reason` is `declined`,
     /// `cancelled`, `expired`, `gone` (a side left) or `shutting_down`.
@@ -287,6 +333,35 @@ pub enum LobbyMessage {
     /// The server is shutting down: no new games; live games may go on for `drain_ms`,
     /// then the rest are aborted (and stored).
     ShuttingDown { drain_ms: u64, server_ms: u64 },
+    /// To every connection of a player whose rating a rated game just changed (once it
+    /// is stored).
+    RatingChanged {
+        game: GameId,
+        tc: crate::rating::TimeControl,
+        before: crate::rating::ShownRating,
+        after: crate::rating::ShownRating,
+    },
+    /// The answer to `tournament_create`: its id, and when it starts (server wall clock).
+    TournamentCreated { tournament: String, starts_ms: u64 },
+    /// The answer to `tournament_join`.
+    TournamentJoined { tournament: String },
+    /// The answer to `tournament_withdraw`.
+    TournamentWithdrawn { tournament: String },
+    /// To each player of a tournament when a round starts: his game (its snapshot
+    /// comes too), or `game` absent: a bye (a point).
+    TournamentRound {
+        tournament: String,
+        round: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        game: Option<GameId>,
+    },
+    /// To each player of a tournament: it is over (`GET /api/tournaments/{id}` has the
+    /// standings), or `cancelled` (too few players when it was to start).
+    TournamentFinished {
+        tournament: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        cancelled: bool,
+    },
 }
 
 /// An open seek in the list.
@@ -297,6 +372,9 @@ pub struct SeekInfo {
     pub settings: Settings,
     /// When it was posted (server wall clock, ms since the Unix epoch).
     pub since_ms: u64,
+    /// A rated seek (see `seek`).
+    #[serde(default)]
+    pub rated: bool,
 }
 
 /// Any frame the server sends: a [`ServerMessage`] or a [`LobbyMessage`] (their `type`
@@ -326,6 +404,12 @@ pub struct Snapshot {
     /// [`GameView::replica`] rebuilds the engine's state to apply later entries on).
     pub view: GameView,
     pub sand: SandTable,
+    /// Rated: the result changes both players' ratings in `tc`.
+    #[serde(default)]
+    pub rated: bool,
+    /// The named time control of its settings, if any (absent: casual only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tc: Option<crate::rating::TimeControl>,
 }
 
 /// A seat of a game.
@@ -340,6 +424,10 @@ pub struct SeatInfo {
     /// The seat's last round trip to the server, measured by the server's own pings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_ms: Option<u64>,
+    /// His rating in the game's time control (absent when its settings are no named
+    /// control).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<crate::rating::ShownRating>,
 }
 
 /// One numbered change of a game.
@@ -426,6 +514,12 @@ pub struct GameSummary {
     pub watchers: u32,
     /// `playing`, `finished` or `aborted`.
     pub state: String,
+    /// Rated: the result changes both players' ratings in `tc`.
+    #[serde(default)]
+    pub rated: bool,
+    /// The named time control of its settings, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tc: Option<crate::rating::TimeControl>,
 }
 
 /// A player as others see him.
@@ -433,6 +527,10 @@ pub struct GameSummary {
 pub struct PlayerRef {
     pub player_id: String,
     pub name: String,
+    /// His rating in the time control at hand (in lists and offers; absent when it has
+    /// none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rating: Option<crate::rating::ShownRating>,
 }
 
 impl From<ServerMessage> for ServerFrame {
@@ -585,7 +683,9 @@ mod tests {
         );
         let m: ClientMessage =
             serde_json::from_str(r#"{"type":"seek","settings":{"level":2}}"#).unwrap();
-        assert!(matches!(m, ClientMessage::Seek { settings } if settings.level == Level::Two));
+        assert!(
+            matches!(m, ClientMessage::Seek { settings, rated: None } if settings.level == Level::Two)
+        );
         let e = serde_json::to_value(ServerMessage::error("bad_json", "oops")).unwrap();
         assert_eq!(
             e,
@@ -634,6 +734,7 @@ mod tests {
                 connected: true,
                 grace_until_ms: None,
                 lag_ms: Some(12),
+                rating: None,
             },
             black: SeatInfo {
                 player_id: "b".into(),
@@ -641,10 +742,13 @@ mod tests {
                 connected: false,
                 grace_until_ms: Some(60_000),
                 lag_ms: None,
+                rating: None,
             },
             watchers: 0,
             sand: SandTable::of(&game),
             view: GameView::of(&game, &[]),
+            rated: false,
+            tc: None,
         }));
         let text = serde_json::to_string(&snap).unwrap();
         assert!(text.starts_with(r#"{"type":"snapshot""#), "{text}");

@@ -27,6 +27,9 @@ pub enum Find {
     JoinCode(String),
     /// Waits for challenges and accepts them.
     AcceptChallenges,
+    /// Joins this tournament and plays every game it is given until the tournament is
+    /// over (`games` 0).
+    Tournament(String),
 }
 
 #[derive(Clone, Debug)]
@@ -87,6 +90,10 @@ async fn next(ws: &mut Ws) -> anyhow::Result<Option<ServerFrame>> {
     }
 }
 
+fn is_mine(find: &Find, tournament: &str) -> bool {
+    matches!(find, Find::Tournament(id) if id == tournament)
+}
+
 /// Plays `options.games` games (or until the server goes), then returns what happened.
 /// `on_code` hears the code of a hosted private game.
 pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Report> {
@@ -112,13 +119,27 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
         other => anyhow::bail!("expected welcome, got {other:?}"),
     }
     tracing::info!(player = %report.player_id, "bot connected");
-    while options.games == 0 || (report.games.len() as u32) < options.games {
+    if let Find::Tournament(id) = &options.find {
+        send(
+            &mut ws,
+            &ClientMessage::TournamentJoin {
+                tournament: id.clone(),
+            },
+        )
+        .await?;
+    }
+    // The tournament is over: told while waiting for a game, or during the last one.
+    let mut tournament_over = false;
+    // The next game's snapshot, when it came before the bot saw the end of its game.
+    let mut pending: Option<ServerFrame> = None;
+    while (options.games == 0 || (report.games.len() as u32) < options.games) && !tournament_over {
         match &options.find {
             Find::Seek(settings) => {
                 send(
                     &mut ws,
                     &ClientMessage::Seek {
                         settings: settings.clone(),
+                        rated: None,
                     },
                 )
                 .await?
@@ -135,16 +156,28 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
             Find::JoinCode(code) => {
                 send(&mut ws, &ClientMessage::JoinCode { code: code.clone() }).await?
             }
-            Find::AcceptChallenges => {}
+            Find::AcceptChallenges | Find::Tournament(_) => {}
         }
         let mut driver = Driver::new(options.config.clone());
         // Until the game starts.
         loop {
-            match next(&mut ws).await? {
+            let frame = match pending.take() {
+                Some(frame) => Some(frame),
+                None => next(&mut ws).await?,
+            };
+            match frame {
                 None => return Ok(report),
                 Some(ServerFrame::Message(msg @ ServerMessage::Snapshot(_))) => {
                     driver.hear(&msg, Instant::now());
                     break;
+                }
+                // A late answer about the game just over (an action that crossed its end).
+                Some(ServerFrame::Message(ServerMessage::Error {
+                    game: Some(game),
+                    code,
+                    ..
+                })) => {
+                    tracing::debug!(game = %game, %code, "refused after the game");
                 }
                 Some(ServerFrame::Message(ServerMessage::Error { code, message, .. })) => {
                     anyhow::bail!("the server refused: {code}: {message}")
@@ -160,6 +193,15 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
                     send(&mut ws, &ClientMessage::AcceptChallenge { challenge }).await?;
                 }
                 Some(ServerFrame::Lobby(LobbyMessage::ShuttingDown { .. })) => return Ok(report),
+                Some(ServerFrame::Lobby(LobbyMessage::TournamentJoined { tournament })) => {
+                    tracing::info!(%tournament, "joined the tournament");
+                }
+                Some(ServerFrame::Lobby(LobbyMessage::TournamentFinished {
+                    tournament, ..
+                })) if is_mine(&options.find, &tournament) => {
+                    tracing::info!(%tournament, "tournament over");
+                    return Ok(report);
+                }
                 Some(_) => {}
             }
         }
@@ -180,6 +222,10 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
             tokio::select! {
                 frame = next(&mut ws) => match frame? {
                     None => return Ok(report),
+                    Some(ServerFrame::Message(ServerMessage::Snapshot(s))) if Some(s.game) != driver.game() => {
+                        tracing::debug!(game = %s.game, "the next game's snapshot, kept");
+                        pending = Some(ServerFrame::Message(ServerMessage::Snapshot(s)));
+                    }
                     Some(ServerFrame::Message(msg)) => match driver.hear(&msg, Instant::now()) {
                         Heard::Nothing => {}
                         Heard::Refused(code) => {
@@ -188,6 +234,8 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
                         }
                         Heard::Lost(why) => anyhow::bail!("the bot lost track of the game: {why}"),
                     },
+                    Some(ServerFrame::Lobby(LobbyMessage::TournamentFinished { tournament, .. }))
+                        if is_mine(&options.find, &tournament) => tournament_over = true,
                     Some(ServerFrame::Lobby(_)) => {}
                 },
                 _ = sleep_until(timer.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600))) => {}

@@ -111,6 +111,8 @@ pub struct Config {
     pub bot: protocol::bot::BotConfig,
     /// How long a challenge waits for an answer.
     pub challenge_timeout: Duration,
+    /// The rating range of rated quick match (`matching`).
+    pub match_range: crate::matching::Range,
     /// How long a game task waits for its end to be stored before announcing it anyway.
     pub store_ack_timeout: Duration,
     /// Game deadlines wake from the alarm thread (sub-millisecond), not tokio's
@@ -165,6 +167,7 @@ impl Default for Config {
             db_path: None,
             store_ack_timeout: Duration::from_secs(5),
             challenge_timeout: Duration::from_secs(60),
+            match_range: crate::matching::Range::default(),
             bot: protocol::bot::BotConfig::default(),
             drain: Duration::from_secs(30),
             resume_games: true,

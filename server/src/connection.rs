@@ -77,7 +77,7 @@ impl Violation {
 }
 
 /// The `type` tags a client may send; anything else is `unknown_message`.
-pub const CLIENT_TYPES: [&str; 24] = [
+pub const CLIENT_TYPES: [&str; 27] = [
     "hello",
     "seek",
     "cancel_seek",
@@ -102,6 +102,9 @@ pub const CLIENT_TYPES: [&str; 24] = [
     "rematch",
     "decline_rematch",
     "play_bot",
+    "tournament_create",
+    "tournament_join",
+    "tournament_withdraw",
 ];
 
 /// Server wall-clock time in ms since the Unix epoch.
@@ -583,11 +586,11 @@ impl Conn {
                 ),
                 None,
             ),
-            ClientMessage::Seek { settings } => {
+            ClientMessage::Seek { settings, rated } => {
                 let Some(seeker) = self.new_game_seeker(me, false) else {
                     return;
                 };
-                match self.hub.seek(settings.clone(), seeker) {
+                match self.hub.seek(settings.clone(), rated, seeker) {
                     SeekResult::Waiting(_) => self.send(&ServerMessage::Seeking { settings }),
                     SeekResult::Paired(id) => {
                         self.games.insert(id);
@@ -633,11 +636,15 @@ impl Conn {
                 let started = self.hub.join_code(&code, seeker);
                 self.started(started);
             }
-            ClientMessage::Challenge { to, settings } => {
+            ClientMessage::Challenge {
+                to,
+                settings,
+                rated,
+            } => {
                 let Some(seeker) = self.new_game_seeker(me, true) else {
                     return;
                 };
-                if let Err(refusal) = self.hub.challenge(seeker, &to, settings) {
+                if let Err(refusal) = self.hub.challenge(seeker, &to, settings, rated) {
                     self.refuse(refusal);
                 }
             }
@@ -648,12 +655,77 @@ impl Conn {
                 let started = self.hub.accept_challenge(challenge, seeker);
                 self.started(started);
             }
-            ClientMessage::PlayBot { settings, level } => {
+            ClientMessage::PlayBot {
+                settings,
+                level,
+                rated,
+            } => {
                 let Some(seeker) = self.new_game_seeker(me, true) else {
                     return;
                 };
-                let id = self.hub.play_bot(settings, level, seeker);
+                let id = self.hub.play_bot(settings, level, rated, seeker);
                 self.games.insert(id);
+            }
+            ClientMessage::TournamentCreate {
+                rounds,
+                tc,
+                rated,
+                starts_in_ms,
+                settings,
+            } => {
+                if self.new_game_seeker(me.clone(), false).is_none() {
+                    return;
+                }
+                let me = me.expect("checked");
+                let request = crate::tournament::CreateRequest {
+                    rounds,
+                    tc,
+                    rated,
+                    starts_in_ms,
+                    settings,
+                };
+                match self.hub.tournaments.create(&self.hub, &me, request).await {
+                    Ok((tournament, starts_ms)) => {
+                        self.reply_peer()
+                            .send_lobby(&LobbyMessage::TournamentCreated {
+                                tournament,
+                                starts_ms,
+                            })
+                    }
+                    Err(refusal) => {
+                        self.refuse(refusal);
+                        false
+                    }
+                };
+            }
+            ClientMessage::TournamentJoin { tournament } => {
+                let me = me.expect("checked");
+                match self.hub.tournaments.join(&self.hub, &me, &tournament).await {
+                    Ok(()) => self
+                        .reply_peer()
+                        .send_lobby(&LobbyMessage::TournamentJoined { tournament }),
+                    Err(refusal) => {
+                        self.refuse(refusal);
+                        false
+                    }
+                };
+            }
+            ClientMessage::TournamentWithdraw { tournament } => {
+                let me = me.expect("checked");
+                match self
+                    .hub
+                    .tournaments
+                    .withdraw(&self.hub, &me, &tournament)
+                    .await
+                {
+                    Ok(()) => self
+                        .reply_peer()
+                        .send_lobby(&LobbyMessage::TournamentWithdrawn { tournament }),
+                    Err(refusal) => {
+                        self.refuse(refusal);
+                        false
+                    }
+                };
             }
             ClientMessage::DeclineChallenge { challenge } => {
                 let me = me.expect("checked");
@@ -1129,6 +1201,9 @@ mod tests {
             ),
             ("play_bot", r#","settings":{}"#),
             ("play_bot", r#","settings":{},"level":"easy""#),
+            ("tournament_create", r#","rounds":3,"tc":"blitz""#),
+            ("tournament_join", r#","tournament":"abc""#),
+            ("tournament_withdraw", r#","tournament":"abc""#),
         ] {
             assert!(CLIENT_TYPES.contains(&tag));
             parse(&format!(r#"{{"type":"{tag}"{extra}}}"#)).unwrap();

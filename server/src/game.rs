@@ -127,6 +127,24 @@ struct GameTask {
     watchers_told: u32,
     watchers_sent: Option<Instant>,
     watchers_due: Option<Instant>,
+    /// Rated: its end changes both players' ratings in `control`.
+    rated: bool,
+    control: Option<protocol::rating::TimeControl>,
+    tournament: Option<crate::events::TournamentGame>,
+    /// The game-over event, published once the end is stored and announced.
+    over: Option<crate::events::GameOver>,
+}
+
+/// How a game is played beyond its settings.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// What the players asked for (`None`: the default, see `ratings::is_rated`).
+    pub rated: Option<bool>,
+    /// The code a private game was joined by: not listed; its players follow it, and a
+    /// watcher only with the code.
+    pub code: Option<String>,
+    /// A tournament game: no rematch.
+    pub tournament: Option<crate::events::TournamentGame>,
 }
 
 /// Creates a game for two seekers (`[red, black]`), registers it and starts its task.
@@ -136,24 +154,39 @@ pub fn spawn(
     id: GameId,
     settings: Settings,
     seekers: [Seeker; 2],
-    code: Option<String>,
+    options: Options,
 ) {
     let [red, black] = seekers;
     let seats = [red.player.clone(), black.player.clone()];
+    let control = protocol::rating::TimeControl::of(&settings);
+    let rated = crate::ratings::is_rated(
+        options.rated,
+        control,
+        [seats[0].as_ref(), seats[1].as_ref()],
+    );
     let start_info = GameStart {
         id,
         red: player_ref(&seats[0]),
         black: player_ref(&seats[1]),
         settings: settings.clone(),
         started_ms: unix_ms(),
-        code,
+        code: options.code.clone(),
+        rated,
     };
     hub.store.submit(Write::GameStarted(start_info.clone()));
     hub.metrics
         .games_started
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let game = Game::new(settings);
-    let (mut task, rx) = GameTask::open(&hub, start_info, game, Vec::new(), seats, Instant::now());
+    let (mut task, rx) = GameTask::open(
+        &hub,
+        start_info,
+        game,
+        Vec::new(),
+        seats,
+        Instant::now(),
+        options.tournament,
+    );
     let seekers = [(Player::Red, red), (Player::Black, black)];
     // Both seats' lags, when already measured, go into both snapshots and into the engine
     // from the first instant (recorded entries, as every later change is).
@@ -193,10 +226,11 @@ pub fn restore(hub: &Arc<Hub>, live: LiveGame) -> Result<GameId, Box<LiveGame>> 
         start: start_info,
         game,
         entries,
+        tournament,
     } = live;
     let id = start_info.id;
     let seats = [&start_info.red, &start_info.black].map(|p| hub.seat_player(p));
-    let (mut task, rx) = GameTask::open(hub, start_info, game, entries, seats, start);
+    let (mut task, rx) = GameTask::open(hub, start_info, game, entries, seats, start, tournament);
     // Sequence numbers of this run start above any the last run gave (at most 1,000 a
     // millisecond of its life): a client that comes back with an `after_seq` of the last
     // run gets a snapshot, never events numbered for another run.
@@ -232,18 +266,23 @@ impl GameTask {
         entries: Vec<Entry>,
         seats: [Arc<PlayerRec>; 2],
         start: Instant,
+        tournament: Option<crate::events::TournamentGame>,
     ) -> (GameTask, mpsc::Receiver<GameCmd>) {
         let id = start_info.id;
         let settings = game.settings().clone();
+        let control = protocol::rating::TimeControl::of(&settings);
+        let rated = start_info.rated;
         let summary = Arc::new(Mutex::new(GameSummary {
             game: id,
             level: settings.level,
             settings,
-            red: player_ref(&seats[0]),
-            black: player_ref(&seats[1]),
+            red: rated_ref(&seats[0], control),
+            black: rated_ref(&seats[1], control),
             move_count: game.move_count(),
             watchers: 0,
             state: "playing".into(),
+            rated,
+            tc: control,
         }));
         let (tx, rx) = mpsc::channel(hub.config.game_queue);
         hub.games.insert(
@@ -283,6 +322,10 @@ impl GameTask {
             watchers_told: 0,
             watchers_sent: None,
             watchers_due: None,
+            rated,
+            control,
+            tournament,
+            over: None,
         };
         (task, rx)
     }
@@ -308,6 +351,15 @@ fn player_ref(p: &PlayerRec) -> PlayerRef {
     PlayerRef {
         player_id: p.id.clone(),
         name: p.name.clone(),
+        rating: None,
+    }
+}
+
+/// A player with his rating in `control` (for the lists).
+fn rated_ref(p: &PlayerRec, control: Option<protocol::rating::TimeControl>) -> PlayerRef {
+    PlayerRef {
+        rating: crate::ratings::shown(p, control),
+        ..player_ref(p)
     }
 }
 
@@ -334,7 +386,14 @@ impl GameTask {
             if let Some(durable) = self.durable.as_mut() {
                 tokio::select! {
                     biased;
-                    _ = durable => self.release(),
+                    _ = durable => {
+                        self.release();
+                        // The one place a game's end is published (ratings, tournaments):
+                        // once it is stored and its players were told.
+                        if let Some(over) = self.over.take() {
+                            self.hub.events.publish(over).await;
+                        }
+                    }
                     cmd = rx.recv(), if commands_open => match cmd {
                         Some(cmd) => self.deferred.push_back(cmd),
                         None => commands_open = false,
@@ -458,6 +517,32 @@ impl GameTask {
             ended_ms,
             None,
         );
+        let over = crate::events::GameOver {
+            game: self.id,
+            players: self.seats.clone(),
+            settings: self.game.settings().clone(),
+            control: self.control,
+            rated: self.rated,
+            ending: match self.game.status() {
+                Status::Finished { outcome } => crate::events::Ending::Finished {
+                    winner: outcome.winner,
+                },
+                Status::Aborted { reason, .. } => crate::events::Ending::Aborted {
+                    no_show: match reason {
+                        AbortReason::NoFirstMove { player } => vec![*player],
+                        AbortReason::BothAbsent => Player::BOTH.to_vec(),
+                        AbortReason::Shutdown => Vec::new(),
+                    },
+                },
+                Status::Playing => crate::events::Ending::Aborted {
+                    no_show: Vec::new(),
+                },
+            },
+            reason: end.reason.clone(),
+            move_count: end.move_count,
+            ended_ms,
+            tournament: self.tournament.clone(),
+        };
         let (ack, stored) = tokio::sync::oneshot::channel();
         self.hub
             .store
@@ -473,6 +558,7 @@ impl GameTask {
                 }
             }
         }));
+        self.over = Some(over);
     }
 
     /// Game time now, never before the engine's own instant.
@@ -631,6 +717,14 @@ impl GameTask {
             ));
             return;
         }
+        if self.tournament.is_some() {
+            peer.send_msg(&error(
+                "tournament_game",
+                "a tournament game has no rematch: the next round is paired by the tournament",
+                self.id,
+            ));
+            return;
+        }
         if let Some(next) = self.rematched {
             peer.send_msg(&error(
                 "rematch_started",
@@ -662,9 +756,13 @@ impl GameTask {
                 let settings = self.game.settings().clone();
                 // A private game's rematch is private too, under the same code.
                 let code = self.hub.game(self.id).and_then(|h| h.code.clone());
-                let next =
-                    self.hub
-                        .start_game_with(settings, players, crate::lobby::Seats::AsGiven, code);
+                let next = self.hub.start_game_with(
+                    settings,
+                    Some(self.rated),
+                    players,
+                    crate::lobby::Seats::AsGiven,
+                    code,
+                );
                 tracing::info!(game = %self.id, next = %next, "rematch");
                 self.rematched = Some(next);
                 self.rematch = [None, None];
@@ -965,6 +1063,7 @@ impl GameTask {
             connected: away.is_none(),
             grace_until_ms: away.map(|a| a.until_ms),
             lag_ms: self.lag_ms[p.index()],
+            rating: crate::ratings::shown(rec, self.control),
         }
     }
 
@@ -982,6 +1081,8 @@ impl GameTask {
             watchers: self.watcher_count() + joining as u32,
             view: GameView::of(&self.game, &self.entries),
             sand: SandTable::of(&self.game),
+            rated: self.rated,
+            tc: self.control,
         };
         peer.send_msg(&ServerMessage::Snapshot(Box::new(snapshot)))
     }
@@ -1171,7 +1272,7 @@ mod tests {
                 player: player.clone(),
                 peer: peer.clone(),
             };
-            if let SeekResult::Paired(id) = hub.seek(settings.clone(), seeker) {
+            if let SeekResult::Paired(id) = hub.seek(settings.clone(), None, seeker) {
                 game = Some(id);
             }
             seats.push((peer, rx, player));

@@ -36,6 +36,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/games/{id}", get(game))
         // The pages for browsers and their JSON (`/`, `/tv`, `/game/{id}`, `/api/...`).
         .merge(crate::web::routes())
+        .merge(crate::api::routes())
         .with_state(hub)
 }
 

@@ -25,6 +25,8 @@ pub struct PlayerRec {
     /// A bot seat's level, as its opponent chose it (kept with the seat, so a rematch
     /// plays at the same level); `None`: the server's `--bot-level`.
     pub bot_level: Option<protocol::bot::BotLevel>,
+    /// His ratings by time control, shared by every seat of his (see `ratings`).
+    pub ratings: crate::ratings::SharedRatings,
 }
 
 /// Why a connection is being closed: websocket close code and reason.
@@ -354,6 +356,10 @@ pub struct Hub {
     pub metrics: crate::metrics::Metrics,
     /// Precise wake-ups for game deadlines (`None`: tokio's timer, as on a paused clock).
     pub alarms: Option<crate::alarm::Alarms>,
+    /// Where finished games are published (ratings, tournaments).
+    pub events: crate::events::GameEvents,
+    /// The tournaments not over.
+    pub tournaments: crate::tournament::Tournaments,
 }
 
 /// Counts a game as being played while held.
@@ -381,6 +387,7 @@ impl Hub {
             name: crate::bot::BOT_NAME.into(),
             bot: true,
             bot_level: None,
+            ratings: Default::default(),
         });
         store.submit(crate::store::Write::Player(
             PlayerRow {
@@ -402,6 +409,8 @@ impl Hub {
         };
         let budgets = Budgets::new(&config);
         Hub {
+            events: Default::default(),
+            tournaments: Default::default(),
             alarms,
             bot,
             bot_stats: crate::bot::BotStats::default(),
@@ -447,6 +456,7 @@ impl Hub {
         self: &Arc<Self>,
         settings: Settings,
         level: Option<protocol::bot::BotLevel>,
+        rated: Option<bool>,
         seeker: Seeker,
     ) -> GameId {
         self.cancel_seek(seeker.peer.conn);
@@ -458,13 +468,14 @@ impl Hub {
                 name: self.bot.name.clone(),
                 bot: true,
                 bot_level: Some(level),
+                ratings: self.bot.ratings.clone(),
             }),
         };
         let bot = Seeker {
             peer: crate::bot::seat_peer(self, &player),
             player,
         };
-        self.start_game(settings, [seeker, bot], crate::lobby::Seats::Random)
+        self.start_game(settings, rated, [seeker, bot], crate::lobby::Seats::Random)
     }
 
     /// No new games start (shutting down).
@@ -521,6 +532,7 @@ impl Hub {
             name,
             bot: false,
             bot_level: None,
+            ratings: Default::default(),
         });
         let row = PlayerRow {
             id: player.id.clone(),
@@ -552,6 +564,8 @@ impl Hub {
             name: p.name.clone(),
             bot: false,
             bot_level: None,
+            // Shown beside the name only; the rating itself is in the store.
+            ratings: Default::default(),
         })
     }
 
@@ -564,6 +578,28 @@ impl Hub {
         let Some(row) = self.store.player_by_token_hash(&hash).await? else {
             return Ok(None);
         };
+        self.cache_row(row).await.map(Some)
+    }
+
+    /// The player with this id: the bot, seen since the start, or stored (and then kept
+    /// like a player who said hello, so that every seat of his shares one record).
+    pub async fn player_by_id(&self, id: &str) -> anyhow::Result<Option<Arc<PlayerRec>>> {
+        if id == self.bot.id {
+            return Ok(Some(self.bot.clone()));
+        }
+        if let Some(p) = self.players.iter().find(|p| p.id == id) {
+            return Ok(Some(p.clone()));
+        }
+        let Some(row) = self.store.player_by_id(id).await? else {
+            return Ok(None);
+        };
+        self.cache_row(row).await.map(Some)
+    }
+
+    /// A stored player, kept in the cache under his token's hash.
+    async fn cache_row(&self, row: PlayerRow) -> anyhow::Result<Arc<PlayerRec>> {
+        let hash = row.token_hash.clone();
+        let ratings = self.store.ratings_of(&row.id).await?;
         let player = self
             .players
             .entry(hash.clone())
@@ -573,11 +609,25 @@ impl Hub {
                     name: row.name,
                     bot: row.is_bot,
                     bot_level: None,
+                    ratings: Arc::new(Mutex::new(ratings)),
                 })
             })
             .clone();
         self.forget_idle_players();
-        Ok(Some(player))
+        Ok(player)
+    }
+
+    /// A peer for a seat the server gives a player who is not online (a tournament
+    /// game): nothing is delivered; he takes his seat with `join` when he comes.
+    pub fn empty_seat_peer(&self) -> Peer {
+        let (tx, _) = mpsc::channel(1);
+        Peer {
+            conn: self.next_conn_id(),
+            tx,
+            kill: Arc::default(),
+            seated: Arc::default(),
+            reply: None,
+        }
     }
 
     fn remember(&self, hash: String, player: Arc<PlayerRec>) {

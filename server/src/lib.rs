@@ -8,20 +8,30 @@
 //! they share.
 
 pub mod alarm;
+pub mod api;
 pub mod bot;
 pub mod bot_client;
 pub mod config;
 pub mod connection;
+pub mod events;
 pub mod game;
 pub mod history;
 pub mod http;
 pub mod hub;
 pub mod limits;
 pub mod lobby;
+pub mod matching;
 pub mod metrics;
 pub mod ping;
+pub mod ratings;
 pub mod request;
 pub mod store;
+pub mod store_ratings;
+pub mod store_tournaments;
+pub mod swiss;
+pub mod tournament;
+pub mod tournament_api;
+pub mod tournament_model;
 pub mod web;
 
 use std::future::Future;
@@ -78,6 +88,11 @@ pub async fn try_run_with(
         alive_tx,
     ));
     resume(&hub, &store, live).await?;
+    *hub.bot.ratings.lock().expect("ratings lock") = store.ratings_of(bot::BOT_ID).await?;
+    let ratings_task = ratings::spawn(store.clone(), Arc::downgrade(&hub), hub.events.subscribe());
+    matching::spawn_sweeper(&hub);
+    hub.tournaments.resume(&hub).await?;
+    let tournament_task = tournament::spawn_runner(&hub);
     let shutdown_hub = hub.clone();
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "listening");
@@ -94,14 +109,18 @@ pub async fn try_run_with(
         // close (a connection sends what is queued before its close frame).
         let _ = stop_games_tx.send(true);
         shutdown_hub.stop_counting_games();
-        drop(shutdown_hub);
         let _ = tokio::time::timeout(Duration::from_secs(5), games_alive_rx.recv()).await;
+        // Every game is over and published: the consumers finish what is queued.
+        shutdown_hub.events.close();
+        drop(shutdown_hub);
         tracing::info!("closing connections");
         let _ = stop_tx.send(true);
     });
     serving.await;
     drop(hub);
     let _ = tokio::time::timeout(Duration::from_secs(5), alive_rx.recv()).await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), ratings_task).await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), tournament_task).await;
     // Everything the games queued (their ends, aborted ones included) is on disk.
     store.flush().await;
     tracing::info!("stopped");

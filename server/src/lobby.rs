@@ -60,6 +60,12 @@ pub struct Seek {
     pub seeker: Seeker,
     pub code: Option<String>,
     pub since_ms: u64,
+    /// Asked for a rated game (resolved: only a named control can be rated).
+    pub rated: bool,
+    /// When it was posted: a rated seek's rating range widens from then on.
+    pub since: Instant,
+    /// The seeker's rating in the seek's control when he posted it.
+    pub rating: Option<f64>,
 }
 
 pub struct Challenge {
@@ -67,6 +73,7 @@ pub struct Challenge {
     pub from: Seeker,
     pub to: Arc<PlayerRec>,
     pub settings: Settings,
+    pub rated: bool,
     pub expires_ms: u64,
 }
 
@@ -79,7 +86,7 @@ pub struct Online {
 #[derive(Default)]
 pub struct Lobby {
     /// Oldest first.
-    seeks: Vec<Seek>,
+    pub(crate) seeks: Vec<Seek>,
     next_seek: SeekId,
     challenges: HashMap<ChallengeId, Challenge>,
     next_challenge: ChallengeId,
@@ -117,20 +124,30 @@ pub struct LobbySizes {
 impl Lobby {
     /// Drops the seeks of connections that are gone, and `conn`'s own (a connection has
     /// at most one seek).
-    fn prune(&mut self, conn: Option<u64>) {
+    pub(crate) fn prune(&mut self, conn: Option<u64>) {
         self.seeks
             .retain(|s| Some(s.seeker.peer.conn) != conn && !s.seeker.peer.is_gone());
     }
 
-    fn add_seek(&mut self, settings: Settings, seeker: Seeker, code: Option<String>) -> SeekId {
+    pub(crate) fn add_seek(
+        &mut self,
+        settings: Settings,
+        rated: bool,
+        seeker: Seeker,
+        code: Option<String>,
+    ) -> SeekId {
         self.next_seek += 1;
         let id = self.next_seek;
+        let rating = crate::matching::rating_of(&seeker.player, &settings);
         self.seeks.push(Seek {
             id,
             settings,
             seeker,
             code,
             since_ms: unix_ms(),
+            rated,
+            since: Instant::now(),
+            rating,
         });
         id
     }
@@ -148,26 +165,38 @@ impl Lobby {
     }
 }
 
-fn player_ref(p: &PlayerRec) -> PlayerRef {
+/// Who is online, without a rating (one per time control: none is the one to show).
+fn online_ref(p: &PlayerRec) -> PlayerRef {
     PlayerRef {
         player_id: p.id.clone(),
         name: p.name.clone(),
+        rating: None,
+    }
+}
+
+fn player_ref(p: &PlayerRec, settings: &Settings) -> PlayerRef {
+    PlayerRef {
+        player_id: p.id.clone(),
+        name: p.name.clone(),
+        rating: crate::ratings::shown(p, protocol::rating::TimeControl::of(settings)),
     }
 }
 
 impl Hub {
-    fn lobby(&self) -> std::sync::MutexGuard<'_, Lobby> {
+    pub(crate) fn lobby(&self) -> std::sync::MutexGuard<'_, Lobby> {
         self.lobby.lock().expect("lobby lock")
     }
 
-    /// Starts a game between two players; both get its snapshot.
+    /// Starts a game between two players; both get its snapshot. `rated`: what they
+    /// asked for (`None`: the default, see `ratings::is_rated`).
     pub fn start_game(
         self: &Arc<Self>,
         settings: Settings,
+        rated: Option<bool>,
         players: [Seeker; 2],
         seats: Seats,
     ) -> GameId {
-        self.start_game_with(settings, players, seats, None)
+        self.start_game_with(settings, rated, players, seats, None)
     }
 
     /// [`Hub::start_game`]; a private game (joined by its `code`) is not listed, and only
@@ -175,6 +204,7 @@ impl Hub {
     pub fn start_game_with(
         self: &Arc<Self>,
         settings: Settings,
+        rated: Option<bool>,
         players: [Seeker; 2],
         seats: Seats,
         code: Option<String>,
@@ -187,8 +217,43 @@ impl Hub {
         };
         // v7: ids are unique across restarts and nodes, and sort by creation.
         let id = GameId::now_v7();
-        game::spawn(self.clone(), id, settings, [red, black], code);
+        let options = game::Options {
+            rated,
+            code,
+            ..Default::default()
+        };
+        game::spawn(self.clone(), id, settings, [red, black], options);
         id
+    }
+
+    /// Starts a game with these seats as given (`[red, black]`) and these options.
+    pub fn start_game_opts(
+        self: &Arc<Self>,
+        settings: Settings,
+        players: [Seeker; 2],
+        options: game::Options,
+    ) -> GameId {
+        let id = GameId::now_v7();
+        game::spawn(self.clone(), id, settings, players, options);
+        id
+    }
+
+    /// The newest connection of an online player.
+    pub fn online_peer(&self, player_id: &str) -> Option<Peer> {
+        let lobby = self.lobby();
+        let online = lobby.online.get(player_id)?;
+        online.peers.iter().rev().find(|p| !p.is_gone()).cloned()
+    }
+
+    /// Tells every connection of a player (if online).
+    pub fn tell_player(&self, player_id: &str, msg: &LobbyMessage) {
+        let text = encode_lobby(msg);
+        let lobby = self.lobby();
+        if let Some(o) = lobby.online.get(player_id) {
+            for p in &o.peers {
+                p.send(text.clone());
+            }
+        }
     }
 
     pub fn lobby_sizes(&self) -> LobbySizes {
@@ -204,29 +269,6 @@ impl Hub {
 
     // ----- quick match and open seeks -----
 
-    /// Quick match: pairs at once with the oldest open seek of exactly these settings
-    /// (seats drawn at random), or waits as an open seek.
-    pub fn seek(self: &Arc<Self>, settings: Settings, seeker: Seeker) -> SeekResult {
-        let mut lobby = self.lobby();
-        lobby.prune(Some(seeker.peer.conn));
-        // The same player from another connection with the same settings: this one
-        // takes over.
-        lobby.seeks.retain(|s| {
-            !(s.code.is_none() && s.settings == settings && s.seeker.player.id == seeker.player.id)
-        });
-        let other = lobby.seeks.iter().position(|s| {
-            s.code.is_none() && s.settings == settings && s.seeker.player.id != seeker.player.id
-        });
-        match other {
-            Some(i) => {
-                let other = lobby.seeks.remove(i);
-                drop(lobby);
-                SeekResult::Paired(self.start_game(settings, [other.seeker, seeker], Seats::Random))
-            }
-            None => SeekResult::Waiting(lobby.add_seek(settings, seeker, None)),
-        }
-    }
-
     /// Open seeks, oldest first.
     /// Who is online, by name (case-insensitive; at most [`LIST_LIMIT`]), and how many.
     pub fn list_players(&self) -> (Vec<PlayerRef>, usize) {
@@ -235,7 +277,7 @@ impl Hub {
         let mut players: Vec<PlayerRef> = lobby
             .online
             .values()
-            .map(|o| player_ref(&o.player))
+            .map(|o| online_ref(&o.player))
             .collect();
         drop(lobby);
         let key = |p: &PlayerRef| (p.name.to_lowercase(), p.player_id.clone());
@@ -258,9 +300,10 @@ impl Hub {
             .take(LIST_LIMIT)
             .map(|s| SeekInfo {
                 seek: s.id,
-                player: player_ref(&s.seeker.player),
+                player: player_ref(&s.seeker.player, &s.settings),
                 settings: s.settings.clone(),
                 since_ms: s.since_ms,
+                rated: s.rated,
             })
             .collect()
     }
@@ -285,7 +328,12 @@ impl Hub {
         let other = lobby.seeks.remove(i);
         lobby.prune(Some(seeker.peer.conn));
         drop(lobby);
-        Ok(self.start_game(other.settings, [other.seeker, seeker], Seats::Random))
+        Ok(self.start_game(
+            other.settings,
+            Some(other.rated),
+            [other.seeker, seeker],
+            Seats::Random,
+        ))
     }
 
     /// Withdraws a connection's seek (open or private); true if it had one.
@@ -313,7 +361,8 @@ impl Hub {
         let mut lobby = self.lobby();
         lobby.prune(Some(seeker.peer.conn));
         let code = lobby.new_code();
-        lobby.add_seek(settings, seeker, Some(code.clone()));
+        let rated = crate::matching::wants_rated(None, &settings);
+        lobby.add_seek(settings, rated, seeker, Some(code.clone()));
         code
     }
 
@@ -340,6 +389,7 @@ impl Hub {
         drop(lobby);
         Ok(self.start_game_with(
             host.settings,
+            Some(host.rated),
             [host.seeker, seeker],
             Seats::Random,
             Some(code),
@@ -416,7 +466,9 @@ impl Hub {
         from: Seeker,
         to: &str,
         settings: Settings,
+        rated: Option<bool>,
     ) -> Result<(), Refusal> {
+        let rated = crate::matching::wants_rated(rated, &settings);
         let mut lobby = self.lobby();
         let target = match lobby.online.get(to) {
             Some(o) => o.player.clone(),
@@ -469,9 +521,10 @@ impl Hub {
         let expires_ms = unix_ms() + timeout.as_millis() as u64;
         from.peer.send_lobby(&LobbyMessage::ChallengeSent {
             challenge: id,
-            to: player_ref(&target),
+            to: player_ref(&target, &settings),
             settings: settings.clone(),
             expires_ms,
+            rated,
         });
         // Only `challenge_sent` answers the challenge message: what comes later does not.
         let from = Seeker {
@@ -480,9 +533,10 @@ impl Hub {
         };
         let offer = encode_lobby(&LobbyMessage::Challenged {
             challenge: id,
-            from: player_ref(&from.player),
+            from: player_ref(&from.player, &settings),
             settings: settings.clone(),
             expires_ms,
+            rated,
         });
         if let Some(o) = lobby.online.get(&target.id) {
             for p in &o.peers {
@@ -496,6 +550,7 @@ impl Hub {
                 from,
                 to: target,
                 settings,
+                rated,
                 expires_ms,
             },
         );
@@ -554,7 +609,7 @@ impl Hub {
             return Err(("unknown_challenge", "the challenger has left".into()));
         }
         drop(lobby);
-        Ok(self.start_game(c.settings, [c.from, seeker], Seats::Random))
+        Ok(self.start_game(c.settings, Some(c.rated), [c.from, seeker], Seats::Random))
     }
 
     pub fn decline_challenge(&self, id: ChallengeId, player: &PlayerRec) -> Result<(), Refusal> {

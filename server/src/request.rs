@@ -160,7 +160,7 @@ pub fn refuse_unknown_fields(tag: &str, message: &Value) -> Result<(), Refused> 
 }
 
 /// The message types that carry settings a player chooses.
-const WITH_SETTINGS: [&str; 4] = ["seek", "challenge", "host", "play_bot"];
+const WITH_SETTINGS: [&str; 5] = ["seek", "challenge", "host", "play_bot", "tournament_create"];
 
 /// Refuses a player's settings that name a field fixed by the rules page (`abort_ms`,
 /// `late_release_ms`): `fixed_setting`.
@@ -233,19 +233,30 @@ fn refuse_bad_bot_level(tag: &str, message: &Value) -> Result<(), Refused> {
 /// `msg` with its settings (if any) fixed by [`fixed`].
 pub fn with_fixed_rules(msg: ClientMessage, config: &Config) -> ClientMessage {
     match msg {
-        ClientMessage::Seek { settings } => ClientMessage::Seek {
+        ClientMessage::Seek { settings, rated } => ClientMessage::Seek {
             settings: fixed(settings, config),
+            rated,
         },
-        ClientMessage::Challenge { to, settings } => ClientMessage::Challenge {
+        ClientMessage::Challenge {
+            to,
+            settings,
+            rated,
+        } => ClientMessage::Challenge {
             to,
             settings: fixed(settings, config),
+            rated,
         },
         ClientMessage::Host { settings } => ClientMessage::Host {
             settings: fixed(settings, config),
         },
-        ClientMessage::PlayBot { settings, level } => ClientMessage::PlayBot {
+        ClientMessage::PlayBot {
+            settings,
+            level,
+            rated,
+        } => ClientMessage::PlayBot {
             settings: fixed(settings, config),
             level,
+            rated,
         },
         other => other,
     }
@@ -357,9 +368,10 @@ mod tests {
             abort_ms: 400,
             ..Config::default()
         };
-        let ClientMessage::Seek { settings } = with_fixed_rules(
+        let ClientMessage::Seek { settings, .. } = with_fixed_rules(
             ClientMessage::Seek {
                 settings: Settings::default(),
+                rated: None,
             },
             &config,
         ) else {

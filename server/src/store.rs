@@ -45,6 +45,16 @@ const BATCH: usize = 1024;
 /// How long writes nobody waits for may wait for others to share their transaction.
 const GATHER: Duration = Duration::from_millis(20);
 
+/// A game id as the newer tables keep it (TEXT): the one conversion, both ways.
+pub fn game_id_text(id: &GameId) -> String {
+    id.to_string()
+}
+
+/// The game id a [`game_id_text`] holds.
+pub fn game_id_of_text(text: &str) -> Option<GameId> {
+    text.parse().ok()
+}
+
 /// The SHA-256 of a secret token, hex: what the players table keeps.
 pub fn token_hash(token: &str) -> String {
     let digest = Sha256::digest(token.as_bytes());
@@ -72,6 +82,9 @@ pub struct GameStart {
     /// The code of a private game (kept so that a game resumed after a restart stays
     /// private).
     pub code: Option<String>,
+    /// Rated (its result moves the players' ratings): kept for a game resumed after a
+    /// restart.
+    pub rated: bool,
 }
 
 /// A game that is over (finished or aborted), with its whole record.
@@ -222,7 +235,8 @@ pub struct StoreStats {
 #[derive(Clone)]
 pub struct Store {
     tx: mpsc::Sender<Write>,
-    pool: Option<SqlitePool>,
+    /// `None` for a [`Store::detached`] store.
+    pub(crate) pool: Option<SqlitePool>,
     pub stats: Arc<StoreStats>,
     overflow: Arc<Overflow>,
 }
@@ -512,6 +526,26 @@ impl Store {
         }))
     }
 
+    /// The player with this id.
+    pub async fn player_by_id(&self, id: &str) -> anyhow::Result<Option<PlayerRow>> {
+        let Some(pool) = &self.pool else {
+            return Ok(None);
+        };
+        let row = sqlx::query(
+            "SELECT id, name, token_hash, created_ms, is_bot FROM players WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(pool)
+        .await?;
+        Ok(row.map(|r| PlayerRow {
+            id: r.get("id"),
+            name: r.get("name"),
+            token_hash: r.get("token_hash"),
+            created_ms: r.get::<i64, _>("created_ms") as u64,
+            is_bot: r.get::<i64, _>("is_bot") != 0,
+        }))
+    }
+
     /// Stored (finished or aborted) games, newest first: those of the player with this
     /// name if given, with an id below `before` if given.
     pub async fn recent_games(
@@ -574,10 +608,12 @@ fn stored_game(r: &sqlx::sqlite::SqliteRow) -> anyhow::Result<StoredGame> {
         red: PlayerRef {
             player_id: r.get("red_id"),
             name: r.get("red_name"),
+            rating: None,
         },
         black: PlayerRef {
             player_id: r.get("black_id"),
             name: r.get("black_name"),
+            rating: None,
         },
         level: r.get::<i64, _>("level") as u8,
         settings: serde_json::from_str(&settings)?,
@@ -694,8 +730,8 @@ async fn write_batch(pool: &SqlitePool, batch: &[Write]) -> anyhow::Result<()> {
             Write::GameStarted(g) => {
                 sqlx::query(
                     "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, \
-                     settings, state, move_count, started_ms, code) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'playing', 0, $8, $9) \
+                     settings, state, move_count, started_ms, code, rated) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'playing', 0, $8, $9, $10) \
                      ON CONFLICT (id) DO NOTHING",
                 )
                 .bind(gid(g.id))
@@ -707,6 +743,7 @@ async fn write_batch(pool: &SqlitePool, batch: &[Write]) -> anyhow::Result<()> {
                 .bind(serde_json::to_string(&g.settings)?)
                 .bind(ms(g.started_ms))
                 .bind(&g.code)
+                .bind(g.rated as i64)
                 .execute(&mut *tx)
                 .await?;
             }
@@ -799,6 +836,7 @@ mod tests {
         PlayerRef {
             player_id: id.into(),
             name: id.into(),
+            rating: None,
         }
     }
 
@@ -818,6 +856,7 @@ mod tests {
             settings: Settings::blitz(Level::One),
             started_ms: 1,
             code: None,
+            rated: false,
         };
         store.submit(Write::GameStarted(start.clone()));
         for idx in 0..2_000 {

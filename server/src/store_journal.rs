@@ -9,6 +9,8 @@ use protocol::wire::PlayerRef;
 use sqlx::sqlite::SqlitePool;
 use sqlx::Row;
 
+use crate::events::TournamentGame;
+
 use super::{gid, read_gid, write_end, GameEnd, GameStart};
 
 /// A game the server was playing when it stopped, rebuilt from its journal.
@@ -18,6 +20,8 @@ pub struct LiveGame {
     pub game: Game,
     /// The entries that replay, in order: a gap (a write lost in a crash) ends them.
     pub entries: Vec<Entry>,
+    /// The tournament round it belongs to, if any.
+    pub tournament: Option<TournamentGame>,
 }
 
 /// Every game still marked live, oldest first, each rebuilt from its journal. Journal
@@ -29,7 +33,7 @@ pub(super) async fn load(pool: &SqlitePool) -> anyhow::Result<Vec<LiveGame>> {
     .execute(pool)
     .await?;
     let rows = sqlx::query(
-        "SELECT id, red_id, red_name, black_id, black_name, settings, started_ms, code \
+        "SELECT id, red_id, red_name, black_id, black_name, settings, started_ms, code, rated \
          FROM games WHERE state = 'playing' ORDER BY id",
     )
     .fetch_all(pool)
@@ -55,15 +59,27 @@ pub(super) async fn load(pool: &SqlitePool) -> anyhow::Result<Vec<LiveGame>> {
             red: PlayerRef {
                 player_id: r.get("red_id"),
                 name: r.get("red_name"),
+                rating: None,
             },
             black: PlayerRef {
                 player_id: r.get("black_id"),
                 name: r.get("black_name"),
+                rating: None,
             },
             settings: settings.clone(),
             started_ms: r.get::<i64, _>("started_ms") as u64,
             code: r.get("code"),
+            rated: r.get::<Option<i64>, _>("rated").unwrap_or(0) != 0,
         };
+        let tournament =
+            sqlx::query("SELECT tournament_id, round FROM tournament_pairings WHERE game_id = $1")
+                .bind(gid(id))
+                .fetch_optional(pool)
+                .await?
+                .map(|t| TournamentGame {
+                    tournament: t.get("tournament_id"),
+                    round: t.get::<i64, _>("round") as u32,
+                });
         let entry_rows =
             sqlx::query("SELECT entry FROM live_entries WHERE game_id = $1 ORDER BY idx")
                 .bind(gid(id))
@@ -85,6 +101,7 @@ pub(super) async fn load(pool: &SqlitePool) -> anyhow::Result<Vec<LiveGame>> {
             start,
             game,
             entries,
+            tournament,
         });
     }
     Ok(live)
@@ -97,6 +114,7 @@ pub(super) async fn store_aborted(pool: &SqlitePool, live: LiveGame) -> anyhow::
         start,
         mut game,
         mut entries,
+        ..
     } = live;
     let mut reason = None;
     if game.is_playing() {

@@ -135,11 +135,19 @@ async fn game(addr: &str) -> (Ws, Ws, GameId) {
         &mut a,
         &ClientMessage::Seek {
             settings: settings.clone(),
+            rated: None,
         },
     )
     .await;
     assert!(matches!(recv(&mut a).await, ServerMessage::Seeking { .. }));
-    send(&mut b, &ClientMessage::Seek { settings }).await;
+    send(
+        &mut b,
+        &ClientMessage::Seek {
+            settings,
+            rated: None,
+        },
+    )
+    .await;
     let ServerMessage::Snapshot(sa) = recv(&mut a).await else {
         panic!("a snapshot")
     };
@@ -279,6 +287,7 @@ async fn the_operator_sets_the_fixed_bounds() {
         &mut a,
         &ClientMessage::Seek {
             settings: Settings::blitz(Level::Three),
+            rated: None,
         },
     )
     .await;
@@ -360,6 +369,7 @@ async fn a_game_cut_by_a_crash_resumes_at_the_next_start() {
         &ClientMessage::PlayBot {
             settings,
             level: None,
+            rated: None,
         },
     )
     .await;

@@ -527,6 +527,7 @@ pub async fn start_game(server: &TestServer, settings: &Settings) -> (Follower, 
     let mut b = Client::new_player(server, &format!("Bob{n}")).await;
     a.send(&ClientMessage::Seek {
         settings: settings.clone(),
+        rated: None,
     })
     .await;
     match a.recv().await {
@@ -535,6 +536,7 @@ pub async fn start_game(server: &TestServer, settings: &Settings) -> (Follower, 
     }
     b.send(&ClientMessage::Seek {
         settings: settings.clone(),
+        rated: None,
     })
     .await;
     let a = Follower::await_snapshot(a).await;

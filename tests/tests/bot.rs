@@ -84,6 +84,7 @@ async fn a_whole_game_against_the_bot() {
     me.send(&ClientMessage::PlayBot {
         settings: settings.clone(),
         level: None,
+        rated: None,
     })
     .await;
     let mut me = Follower::await_snapshot(me).await;
@@ -149,6 +150,7 @@ async fn the_bot_takes_a_rematch() {
     me.send(&ClientMessage::PlayBot {
         settings: Settings::blitz(Level::One),
         level: None,
+        rated: None,
     })
     .await;
     let mut me = Follower::await_snapshot(me).await;
@@ -211,6 +213,7 @@ async fn the_bot_claims_the_win_when_its_opponent_is_gone() {
     me.send(&ClientMessage::PlayBot {
         settings: Settings::blitz(Level::One),
         level: None,
+        rated: None,
     })
     .await;
     let mut me = Follower::await_snapshot(me).await;

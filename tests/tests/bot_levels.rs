@@ -29,6 +29,7 @@ async fn my_turn_against(server: &TestServer, name: &str, level: Option<BotLevel
     me.send(&ClientMessage::PlayBot {
         settings: Settings::level(Level::Three),
         level,
+        rated: None,
     })
     .await;
     my_turn(Follower::await_snapshot(me).await).await

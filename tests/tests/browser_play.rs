@@ -328,6 +328,7 @@ async fn the_lobby_shows_an_open_seek_and_takes_it() {
     seeker
         .send(&ClientMessage::Seek {
             settings: Settings::blitz(Level::One),
+            rated: None,
         })
         .await;
     assert!(matches!(seeker.recv().await, ServerMessage::Seeking { .. }));

@@ -66,14 +66,17 @@ async fn a_guest_watches_and_lists_but_takes_no_seat_and_is_not_registered() {
         },
         ClientMessage::Seek {
             settings: Settings::level(Level::One),
+            rated: None,
         },
         ClientMessage::PlayBot {
             settings: Settings::level(Level::One),
             level: None,
+            rated: None,
         },
         ClientMessage::Challenge {
             to: black.snapshot.black.name.clone(),
             settings: Settings::level(Level::One),
+            rated: None,
         },
         ClientMessage::Host {
             settings: Settings::level(Level::One),

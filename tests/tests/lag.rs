@@ -60,6 +60,7 @@ async fn each_seats_lag_reaches_the_opponent_and_the_watchers() {
     for c in [&mut a, &mut b] {
         c.send(&ClientMessage::Seek {
             settings: settings.clone(),
+            rated: None,
         })
         .await;
     }

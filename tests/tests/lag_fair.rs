@@ -64,6 +64,7 @@ async fn pair(far: Client, near: Client) -> (Follower, Follower) {
     for c in [&mut far, &mut near] {
         c.send(&ClientMessage::Seek {
             settings: settings(),
+            rated: None,
         })
         .await;
     }

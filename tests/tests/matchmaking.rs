@@ -33,11 +33,13 @@ async fn the_queue_matches_equal_settings_with_seats_drawn_at_random() {
     let mut b = Client::new_player(&server, "Ben").await;
     a.send(&ClientMessage::Seek {
         settings: l1.clone(),
+        rated: None,
     })
     .await;
     expect_seeking(&mut a).await;
     b.send(&ClientMessage::Seek {
         settings: l2.clone(),
+        rated: None,
     })
     .await;
     expect_seeking(&mut b).await;
@@ -45,6 +47,7 @@ async fn the_queue_matches_equal_settings_with_seats_drawn_at_random() {
     let mut c = Client::new_player(&server, "Cid").await;
     c.send(&ClientMessage::Seek {
         settings: l2.clone(),
+        rated: None,
     })
     .await;
     let fc = Follower::await_snapshot(c).await;
@@ -89,11 +92,13 @@ async fn open_seeks_are_listed_and_accepted() {
     let l2 = Settings::blitz(Level::Two);
     a.send(&ClientMessage::Seek {
         settings: l2.clone(),
+        rated: None,
     })
     .await;
     expect_seeking(&mut a).await;
     b.send(&ClientMessage::Seek {
         settings: Settings::blitz(Level::One),
+        rated: None,
     })
     .await;
     expect_seeking(&mut b).await;
@@ -134,6 +139,7 @@ async fn leaving_the_queue_or_disconnecting_cleans_up() {
     let mut watcher = Client::new_player(&server, "Wes").await;
     a.send(&ClientMessage::Seek {
         settings: settings.clone(),
+        rated: None,
     })
     .await;
     expect_seeking(&mut a).await;
@@ -146,13 +152,18 @@ async fn leaving_the_queue_or_disconnecting_cleans_up() {
     // Seek again, then go away: nobody is matched with a player who left.
     a.send(&ClientMessage::Seek {
         settings: settings.clone(),
+        rated: None,
     })
     .await;
     expect_seeking(&mut a).await;
     a.close().await;
     assert!(seeks(&mut watcher).await.is_empty());
     let mut b = Client::new_player(&server, "Ben").await;
-    b.send(&ClientMessage::Seek { settings }).await;
+    b.send(&ClientMessage::Seek {
+        settings,
+        rated: None,
+    })
+    .await;
     expect_seeking(&mut b).await;
     // A private game goes the same way.
     b.send(&ClientMessage::Host {
@@ -196,6 +207,7 @@ async fn a_private_game_is_joined_by_its_code() {
     other
         .send(&ClientMessage::Seek {
             settings: settings.clone(),
+            rated: None,
         })
         .await;
     expect_seeking(&mut other).await;
@@ -256,6 +268,7 @@ async fn a_challenge_is_declined_or_accepted() {
     a.send(&ClientMessage::Challenge {
         to: "Ben".into(),
         settings: settings.clone(),
+        rated: None,
     })
     .await;
     let LobbyMessage::ChallengeSent { challenge, to, .. } = a.recv_lobby().await else {
@@ -293,6 +306,7 @@ async fn a_challenge_is_declined_or_accepted() {
     a.send(&ClientMessage::Challenge {
         to: id,
         settings: settings.clone(),
+        rated: None,
     })
     .await;
     let LobbyMessage::ChallengeSent { challenge, .. } = a.recv_lobby().await else {
@@ -316,6 +330,7 @@ async fn a_challenge_is_declined_or_accepted() {
         a.send(&ClientMessage::Challenge {
             to: to.into(),
             settings: settings.clone(),
+            rated: None,
         })
         .await;
         a.expect_error(code).await;
@@ -336,6 +351,7 @@ async fn a_challenge_is_declined_or_accepted() {
     a.send(&ClientMessage::Challenge {
         to: "Twin".into(),
         settings,
+        rated: None,
     })
     .await;
     match a.recv_lobby().await {
@@ -358,6 +374,7 @@ async fn challenges_expire_or_go_with_their_player() {
     let challenge = |to: &str| ClientMessage::Challenge {
         to: to.into(),
         settings: Settings::blitz(Level::One),
+        rated: None,
     };
     a.send(&challenge("Ben")).await;
     let LobbyMessage::ChallengeSent { challenge: id, .. } = a.recv_lobby().await else {

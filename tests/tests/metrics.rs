@@ -86,6 +86,7 @@ async fn metrics_parse_as_prometheus_text_and_count() {
     waiting
         .send(&ClientMessage::Seek {
             settings: Settings::blitz(Level::Three),
+            rated: None,
         })
         .await;
     assert!(matches!(

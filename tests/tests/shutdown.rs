@@ -27,6 +27,7 @@ async fn shutdown_drains_live_games_then_stores_the_rest_as_aborted() {
     let mut sam = Client::new_player(&server, "Sam").await;
     sam.send(&ClientMessage::Seek {
         settings: settings.clone(),
+        rated: None,
     })
     .await;
     assert!(matches!(sam.recv().await, ServerMessage::Seeking { .. }));
@@ -46,12 +47,14 @@ async fn shutdown_drains_live_games_then_stores_the_rest_as_aborted() {
     // No new games.
     sam.send(&ClientMessage::Seek {
         settings: settings.clone(),
+        rated: None,
     })
     .await;
     sam.expect_error("shutting_down").await;
     sam.send(&ClientMessage::PlayBot {
         settings,
         level: None,
+        rated: None,
     })
     .await;
     sam.expect_error("shutting_down").await;

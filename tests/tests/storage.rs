@@ -196,12 +196,14 @@ async fn games_and_players_survive_a_restart() {
     again
         .send(&ClientMessage::Seek {
             settings: settings.clone(),
+            rated: None,
         })
         .await;
     let mut other = Client::new_player(&server, "Dora").await;
     other
         .send(&ClientMessage::Seek {
             settings: settings.clone(),
+            rated: None,
         })
         .await;
     let again = Follower::await_snapshot(again).await;
@@ -260,11 +262,17 @@ async fn games_and_players_survive_a_restart() {
     again
         .send(&ClientMessage::Seek {
             settings: settings.clone(),
+            rated: None,
         })
         .await;
     let _ = again.recv().await;
     let mut other = Client::new_player(&server, "Carol").await;
-    other.send(&ClientMessage::Seek { settings }).await;
+    other
+        .send(&ClientMessage::Seek {
+            settings,
+            rated: None,
+        })
+        .await;
     let f = Follower::await_snapshot(other).await;
     assert!(f.game > live, "ids are not reused: {} after {live}", f.game);
     let all = get_json(server.addr, "/games").await;

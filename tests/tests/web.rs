@@ -61,6 +61,7 @@ async fn the_lobby_api_lists_live_games_seeks_and_recent_games() {
     seeker
         .send(&ClientMessage::Seek {
             settings: Settings::blitz(Level::Two),
+            rated: None,
         })
         .await;
     seeker.recv().await;

@@ -174,6 +174,7 @@ async fn fixed_settings_are_the_operators_not_the_players() {
     let blitz = Settings::blitz(Level::Three);
     let text = serde_json::to_string(&ClientMessage::Seek {
         settings: blitz.clone(),
+        rated: None,
     })
     .unwrap();
     assert!(

@@ -28,8 +28,11 @@ struct Args {
     #[arg(long, conflicts_with = "accept_challenges")]
     join: Option<String>,
     /// Wait for challenges and accept them.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "tournament")]
     accept_challenges: bool,
+    /// Join this tournament and play all its games (until it is over).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["seek", "host", "join"])]
+    tournament: Option<String>,
     /// Games to play (0: until stopped).
     #[arg(long, default_value_t = 1)]
     games: u32,
@@ -64,7 +67,15 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+    let games = if args.tournament.is_some() {
+        0
+    } else {
+        args.games
+    };
     let find = match (&args.seek, &args.host, &args.join) {
+        _ if args.tournament.is_some() => {
+            Find::Tournament(args.tournament.clone().unwrap_or_default())
+        }
         (Some(s), _, _) => Find::Seek(settings(s)?),
         (_, Some(s), _) => Find::Host(settings(s)?),
         (_, _, Some(code)) => Find::JoinCode(code.clone()),
@@ -76,7 +87,7 @@ async fn main() -> anyhow::Result<()> {
         name: args.name,
         token: args.token,
         find,
-        games: args.games,
+        games,
         config: {
             let level = match args.level {
                 LevelArg::Easy => protocol::bot::BotLevel::Easy,

@@ -1,0 +1,85 @@
+//! The JSON API beside the websocket (`docs/API.md`): leaderboards, players and
+//! tournaments. Every answer is JSON; an error is `{"error": code, "message": ...}` with
+//! a 4xx or 5xx status.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use protocol::rating::TimeControl;
+
+use crate::hub::Hub;
+
+/// The API's routes, merged into the server's router.
+pub fn routes() -> Router<Arc<Hub>> {
+    Router::new()
+        .route("/api/leaderboard", get(leaderboard))
+        .route("/api/players/{name}", get(player))
+        .route("/api/tournaments", get(crate::tournament_api::list))
+        .route("/api/tournaments/{id}", get(crate::tournament_api::show))
+}
+
+/// An error answer.
+pub fn problem(status: StatusCode, code: &str, message: String) -> Response {
+    (
+        status,
+        Json(serde_json::json!({ "error": code, "message": message })),
+    )
+        .into_response()
+}
+
+/// The answer to a storage failure.
+pub fn unavailable(e: anyhow::Error) -> Response {
+    tracing::error!(error = %e, "reading the database failed");
+    problem(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "storage_unavailable",
+        "the database cannot be read now".into(),
+    )
+}
+
+/// The refusal of any parameter not in `known`.
+pub fn unknown_parameter(params: &HashMap<String, String>, known: &[&str]) -> Option<Response> {
+    let k = params.keys().find(|k| !known.contains(&k.as_str()))?;
+    Some(problem(
+        StatusCode::BAD_REQUEST,
+        "unknown_parameter",
+        format!("unknown parameter {k:?}: use {}", known.join(", ")),
+    ))
+}
+
+/// `GET /api/leaderboard?tc=NAME` (default `standard`).
+async fn leaderboard(
+    State(hub): State<Arc<Hub>>,
+    Query(params): Query<HashMap<String, String>>,
+) -> Response {
+    if let Some(r) = unknown_parameter(&params, &["tc"]) {
+        return r;
+    }
+    let tc = match params.get("tc").map(|t| TimeControl::parse(t)) {
+        None => TimeControl::Standard,
+        Some(Ok(tc)) => tc,
+        Some(Err(message)) => return problem(StatusCode::BAD_REQUEST, "bad_tc", message),
+    };
+    match hub.store.leaderboard(tc).await {
+        Ok(board) => Json(board).into_response(),
+        Err(e) => unavailable(e),
+    }
+}
+
+/// `GET /api/players/{name}`.
+async fn player(State(hub): State<Arc<Hub>>, Path(name): Path<String>) -> Response {
+    match hub.store.player_profile(&name).await {
+        Ok(Some(profile)) => Json(profile).into_response(),
+        Ok(None) => problem(
+            StatusCode::NOT_FOUND,
+            "unknown_player",
+            format!("no player is named {name:?}"),
+        ),
+        Err(e) => unavailable(e),
+    }
+}

@@ -1,0 +1,312 @@
+//! Glicko-2 ratings, one per player and named time control, through the `skillratings`
+//! crate with lichess's parameters: a new player starts at 1500 with deviation 500 and
+//! volatility 0.09; τ is 0.75. Each rated game is a rating period of its own (as on
+//! lichess: ratings move after every game). A rating is provisional (shown `1500?`) while
+//! its deviation is at least 110.
+//!
+//! Which games are rated: those whose settings are a named time control
+//! ([`protocol::rating::TimeControl::of`]), between two different players (the bot counts
+//! as a player), that the players asked to be rated (the default for named controls) and
+//! that finished: aborted games change nothing.
+//!
+//! The ratings task consumes [`GameOver`] events: it updates the players' ratings in
+//! memory (each [`PlayerRec`] holds his, shared by every seat of his) and stores them
+//! with one history row per player and game (`ratings`, `rating_changes`).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use protocol::game::Player;
+use protocol::rating::{ShownRating, TimeControl};
+use skillratings::glicko2::{glicko2, Glicko2Config, Glicko2Rating};
+use skillratings::Outcomes;
+use tokio::sync::mpsc;
+
+use crate::events::{Ending, GameOver};
+use crate::hub::PlayerRec;
+use crate::store::Store;
+
+/// A new player's rating, deviation and volatility (lichess).
+pub const START: Glicko2Rating = Glicko2Rating {
+    rating: 1500.0,
+    deviation: 500.0,
+    volatility: 0.09,
+};
+/// The system constant τ (lichess).
+pub const TAU: f64 = 0.75;
+/// Events handled in one database transaction.
+const BATCH: usize = 256;
+
+/// The Glicko-2 configuration of every rated game.
+pub fn config() -> Glicko2Config {
+    Glicko2Config {
+        tau: TAU,
+        ..Glicko2Config::new()
+    }
+}
+
+/// A player's standing in one control.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rated {
+    pub glicko: Glicko2Rating,
+    pub games: u32,
+    pub wins: u32,
+    pub losses: u32,
+    pub draws: u32,
+}
+
+impl Default for Rated {
+    fn default() -> Rated {
+        Rated {
+            glicko: START,
+            games: 0,
+            wins: 0,
+            losses: 0,
+            draws: 0,
+        }
+    }
+}
+
+impl Rated {
+    pub fn shown(&self) -> ShownRating {
+        ShownRating::new(self.glicko.rating, self.glicko.deviation)
+    }
+
+    /// After one more game scored `score` (1, 0.5, 0) with rating `glicko`.
+    fn after(mut self, glicko: Glicko2Rating, score: f64) -> Rated {
+        self.glicko = glicko;
+        self.games += 1;
+        if score > 0.75 {
+            self.wins += 1;
+        } else if score < 0.25 {
+            self.losses += 1;
+        } else {
+            self.draws += 1;
+        }
+        self
+    }
+}
+
+/// A player's ratings by control; a control he never played rated is at [`START`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PlayerRatings {
+    pub by_tc: BTreeMap<TimeControl, Rated>,
+}
+
+impl PlayerRatings {
+    pub fn get(&self, tc: TimeControl) -> Rated {
+        self.by_tc.get(&tc).copied().unwrap_or_default()
+    }
+}
+
+/// A player's ratings, shared by every seat of his.
+pub type SharedRatings = Arc<Mutex<PlayerRatings>>;
+
+/// What `tc` shows beside `player`'s name.
+pub fn shown(player: &PlayerRec, tc: Option<TimeControl>) -> Option<ShownRating> {
+    let tc = tc?;
+    Some(player.ratings.lock().expect("ratings lock").get(tc).shown())
+}
+
+/// Whether a game of `settings` between `players` is rated, when `asked` (`None`: the
+/// default, rated for a named control).
+pub fn is_rated(
+    asked: Option<bool>,
+    control: Option<TimeControl>,
+    players: [&PlayerRec; 2],
+) -> bool {
+    asked.unwrap_or(true) && control.is_some() && players[0].id != players[1].id
+}
+
+/// Both players' ratings after one game: `score` is the first player's (1, 0.5, 0).
+pub fn update(a: &Rated, b: &Rated, score: f64) -> (Rated, Rated) {
+    let outcome = if score > 0.75 {
+        Outcomes::WIN
+    } else if score < 0.25 {
+        Outcomes::LOSS
+    } else {
+        Outcomes::DRAW
+    };
+    let (ga, gb) = glicko2(&a.glicko, &b.glicko, &outcome, &config());
+    (a.after(ga, score), b.after(gb, 1.0 - score))
+}
+
+/// One player's change in one rated game, as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    pub game_id: protocol::wire::GameId,
+    pub game: String,
+    pub player_id: String,
+    pub opponent_id: String,
+    pub tc: TimeControl,
+    pub score: f64,
+    pub before: Glicko2Rating,
+    pub after: Rated,
+    pub at_ms: u64,
+}
+
+/// Applies a game-over event to its players' ratings in memory; the changes to store.
+/// Games that are not rated, or aborted, change nothing.
+pub fn apply(event: &GameOver) -> Vec<Change> {
+    let (Some(tc), true) = (event.control, event.rated) else {
+        return Vec::new();
+    };
+    if matches!(event.ending, Ending::Aborted { .. }) || event.players[0].id == event.players[1].id
+    {
+        return Vec::new();
+    }
+    let Some(score) = event.score(Player::Red) else {
+        return Vec::new();
+    };
+    let [red, black] = &event.players;
+    let before = [
+        red.ratings.lock().expect("ratings lock").get(tc),
+        black.ratings.lock().expect("ratings lock").get(tc),
+    ];
+    let (r, b) = update(&before[0], &before[1], score);
+    red.ratings
+        .lock()
+        .expect("ratings lock")
+        .by_tc
+        .insert(tc, r);
+    black
+        .ratings
+        .lock()
+        .expect("ratings lock")
+        .by_tc
+        .insert(tc, b);
+    let game = crate::store::game_id_text(&event.game);
+    vec![
+        Change {
+            game_id: event.game,
+            game: game.clone(),
+            player_id: red.id.clone(),
+            opponent_id: black.id.clone(),
+            tc,
+            score,
+            before: before[0].glicko,
+            after: r,
+            at_ms: event.ended_ms,
+        },
+        Change {
+            game_id: event.game,
+            game,
+            player_id: black.id.clone(),
+            opponent_id: red.id.clone(),
+            tc,
+            score: 1.0 - score,
+            before: before[1].glicko,
+            after: b,
+            at_ms: event.ended_ms,
+        },
+    ]
+}
+
+/// The ratings task: applies every game-over event in order and stores the changes, a
+/// batch per transaction; then tells each player (`rating_changed`). Holding the events
+/// (and so the players) until they are stored keeps a player's ratings in memory until
+/// the database has them. Ends when the events close.
+pub fn spawn(
+    store: Store,
+    hub: std::sync::Weak<crate::hub::Hub>,
+    mut rx: mpsc::Receiver<Arc<GameOver>>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut batch = Vec::with_capacity(BATCH);
+        while rx.recv_many(&mut batch, BATCH).await > 0 {
+            let changes: Vec<Change> = batch.iter().flat_map(|e| apply(e)).collect();
+            if !changes.is_empty() {
+                if let Err(e) = store.write_rating_changes(&changes).await {
+                    tracing::error!(error = %e, "storing rating changes failed");
+                }
+                if let Some(hub) = hub.upgrade() {
+                    for c in &changes {
+                        hub.tell_player(
+                            &c.player_id,
+                            &protocol::wire::LobbyMessage::RatingChanged {
+                                game: c.game_id,
+                                tc: c.tc,
+                                before: ShownRating::new(c.before.rating, c.before.deviation),
+                                after: c.after.shown(),
+                            },
+                        );
+                    }
+                }
+            }
+            batch.clear();
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skillratings::glicko2::glicko2_rating_period;
+
+    /// Glickman's worked example ("Example of the Glicko-2 system", τ = 0.5): a 1500/200
+    /// player beats a 1400/30, loses to a 1550/100 and to a 1700/300 in one period.
+    #[test]
+    fn the_papers_worked_example() {
+        let player = Glicko2Rating {
+            rating: 1500.0,
+            deviation: 200.0,
+            volatility: 0.06,
+        };
+        let opp = |rating, deviation| Glicko2Rating {
+            rating,
+            deviation,
+            volatility: 0.06,
+        };
+        let results = [
+            (opp(1400.0, 30.0), Outcomes::WIN),
+            (opp(1550.0, 100.0), Outcomes::LOSS),
+            (opp(1700.0, 300.0), Outcomes::LOSS),
+        ];
+        let config = Glicko2Config {
+            tau: 0.5,
+            ..Glicko2Config::new()
+        };
+        let after = glicko2_rating_period(&player, &results, &config);
+        assert!((after.rating - 1464.06).abs() < 0.01, "{after:?}");
+        assert!((after.deviation - 151.52).abs() < 0.01, "{after:?}");
+        assert!((after.volatility - 0.05999).abs() < 0.00001, "{after:?}");
+    }
+
+    #[test]
+    fn a_rated_game_moves_both_ratings_with_lichess_parameters() {
+        let (a, b) = update(&Rated::default(), &Rated::default(), 1.0);
+        assert!(a.glicko.rating > 1500.0 && b.glicko.rating < 1500.0);
+        assert!((a.glicko.rating - 1500.0 - (1500.0 - b.glicko.rating)).abs() < 1e-9);
+        assert!(a.glicko.deviation < 500.0 && a.shown().provisional);
+        assert_eq!((a.games, a.wins, a.losses, a.draws), (1, 1, 0, 0));
+        assert_eq!((b.games, b.wins, b.losses, b.draws), (1, 0, 1, 0));
+        let (c, d) = update(&a, &b, 0.5);
+        assert_eq!((c.draws, d.draws, c.games), (1, 1, 2));
+        // The favourite loses points on a draw.
+        assert!(c.glicko.rating < a.glicko.rating);
+        // Many games bring the deviation under the provisional bound.
+        let (mut x, mut y) = (Rated::default(), Rated::default());
+        for i in 0..30 {
+            (x, y) = update(&x, &y, if i % 3 == 0 { 0.0 } else { 1.0 });
+        }
+        assert!(!x.shown().provisional, "{x:?}");
+        assert_eq!(x.games, 30);
+    }
+
+    #[test]
+    fn only_named_controls_between_two_players_are_rated_by_default() {
+        let p = |id: &str| PlayerRec {
+            id: id.into(),
+            name: id.into(),
+            bot: false,
+            bot_level: None,
+            ratings: SharedRatings::default(),
+        };
+        let (a, b) = (p("a"), p("b"));
+        let std = Some(TimeControl::Standard);
+        assert!(is_rated(None, std, [&a, &b]));
+        assert!(!is_rated(Some(false), std, [&a, &b]));
+        assert!(!is_rated(Some(true), None, [&a, &b]));
+        assert!(!is_rated(None, std, [&a, &a]));
+    }
+}

@@ -1,0 +1,547 @@
+//! Swiss tournaments: created and joined over the websocket, run by the server. The
+//! runner task starts a tournament at its time, pairs each round ([`crate::swiss`]),
+//! seats both players of every pairing and starts the game itself, counts a no-show (no
+//! first move within the abort bound) as a loss, and pairs the next round when the last
+//! game of a round is over (it hears of games through the game-over events). Every change
+//! is written to the database before it goes on: after a restart, the tournaments in
+//! progress go on ([`Tournaments::resume`]), a game the restart cut off being played
+//! again.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use protocol::game::Player;
+use protocol::rating::TimeControl;
+use protocol::settings::{GameClock, Level, Settings};
+use protocol::wire::LobbyMessage;
+use tokio::sync::{mpsc, Mutex, Notify};
+
+use crate::connection::unix_ms;
+use crate::events::{Ending, GameOver, TournamentGame};
+use crate::hub::{Hub, PlayerRec, Seeker};
+use crate::lobby::Refusal;
+use crate::swiss::{self, Entrant, GameResult};
+
+pub use crate::tournament_model::{result_text, TPlayer, TState, Tournament};
+
+/// Tournaments not over at once.
+pub const MAX_LIVE: usize = 64;
+/// Players in one tournament.
+pub const MAX_PLAYERS: usize = 256;
+/// Rounds of one tournament.
+pub const MAX_ROUNDS: u32 = 20;
+/// Latest start, from its creation.
+pub const MAX_STARTS_IN_MS: u64 = 7 * 24 * 3_600_000;
+/// When a tournament starts if its creator does not say.
+pub const DEFAULT_STARTS_IN_MS: u64 = 60_000;
+/// Each player's game clock in tournament play (the 1998 championship's).
+pub const GAME_CLOCK_MS: u64 = 20 * 60_000;
+
+/// What `tournament_create` asks for.
+#[derive(Clone, Debug)]
+pub struct CreateRequest {
+    pub rounds: u32,
+    pub tc: TimeControl,
+    pub rated: bool,
+    pub starts_in_ms: Option<u64>,
+    pub settings: Option<Settings>,
+}
+
+/// The tournaments not over, held by the runner (and the connections that create and
+/// join them).
+#[derive(Default)]
+pub struct Tournaments {
+    live: Mutex<HashMap<String, Tournament>>,
+    changed: Arc<Notify>,
+}
+
+fn refusal(code: &'static str, message: impl Into<String>) -> Refusal {
+    (code, message.into())
+}
+
+fn storage_failed(e: anyhow::Error) -> Refusal {
+    tracing::error!(error = %e, "storing a tournament failed");
+    refusal(
+        "server_busy",
+        "the tournament cannot be stored now: try again",
+    )
+}
+
+/// The settings of a tournament at `tc`: Level 3 with the game clock of tournament play.
+pub fn default_settings(tc: TimeControl) -> Settings {
+    Settings {
+        game_clock: Some(GameClock {
+            main_ms: GAME_CLOCK_MS,
+            increment_ms: 0,
+        }),
+        ..tc.settings(Level::Three)
+    }
+}
+
+impl Tournaments {
+    /// Creates a tournament: its id and start time.
+    pub async fn create(
+        &self,
+        hub: &Arc<Hub>,
+        by: &PlayerRec,
+        req: CreateRequest,
+    ) -> Result<(String, u64), Refusal> {
+        if !(1..=MAX_ROUNDS).contains(&req.rounds) {
+            return Err(refusal(
+                "bad_tournament",
+                format!("rounds must be 1 to {MAX_ROUNDS}, not {}", req.rounds),
+            ));
+        }
+        let starts_in = req.starts_in_ms.unwrap_or(DEFAULT_STARTS_IN_MS);
+        if starts_in > MAX_STARTS_IN_MS {
+            return Err(refusal(
+                "bad_tournament",
+                "a tournament starts within 7 days of its creation",
+            ));
+        }
+        let settings = crate::request::fixed(
+            req.settings.unwrap_or_else(|| default_settings(req.tc)),
+            &hub.config,
+        );
+        if let Err(e) = settings.validate() {
+            return Err(refusal("bad_settings", e.to_string()));
+        }
+        if req.rated && TimeControl::of(&settings) != Some(req.tc) {
+            return Err(refusal(
+                "bad_tournament",
+                format!(
+                    "a rated tournament plays the {} control: these settings are not it (leave --settings out, or make it casual)",
+                    req.tc
+                ),
+            ));
+        }
+        let mut live = self.live.lock().await;
+        if live.len() >= MAX_LIVE {
+            return Err(refusal(
+                "too_many_tournaments",
+                format!("at most {MAX_LIVE} tournaments may wait or run at once"),
+            ));
+        }
+        let now = unix_ms();
+        let t = Tournament {
+            id: uuid::Uuid::now_v7().simple().to_string()[20..].to_string(),
+            created_by: by.id.clone(),
+            rounds: req.rounds,
+            tc: req.tc,
+            settings,
+            rated: req.rated,
+            starts_ms: now + starts_in,
+            state: TState::Upcoming,
+            players: Vec::new(),
+            played: Vec::new(),
+            games: Vec::new(),
+            created_ms: now,
+        };
+        hub.store
+            .insert_tournament(&t)
+            .await
+            .map_err(storage_failed)?;
+        let answer = (t.id.clone(), t.starts_ms);
+        tracing::info!(tournament = %t.id, rounds = t.rounds, tc = %t.tc, "tournament created");
+        live.insert(t.id.clone(), t);
+        drop(live);
+        self.changed.notify_one();
+        Ok(answer)
+    }
+
+    /// `player` joins tournament `id`: from round 1 before it starts, else from the next.
+    pub async fn join(&self, hub: &Arc<Hub>, player: &PlayerRec, id: &str) -> Result<(), Refusal> {
+        let mut live = self.live.lock().await;
+        let Some(t) = live.get_mut(id) else {
+            return Err(unknown(id));
+        };
+        if t.players.iter().any(|p| p.entrant.id == player.id) {
+            return Err(refusal(
+                "already_joined",
+                format!("you have already joined tournament {id}"),
+            ));
+        }
+        if t.players.len() >= MAX_PLAYERS {
+            return Err(refusal(
+                "tournament_full",
+                format!("tournament {id} has its {MAX_PLAYERS} players"),
+            ));
+        }
+        if t.played.len() as u32 >= t.rounds {
+            return Err(refusal(
+                "tournament_over",
+                format!("tournament {id} plays its last round"),
+            ));
+        }
+        let rating = player
+            .ratings
+            .lock()
+            .expect("ratings lock")
+            .get(t.tc)
+            .glicko
+            .rating;
+        let p = TPlayer {
+            entrant: Entrant {
+                id: player.id.clone(),
+                rating,
+                joined: t.played.len() as u32 + 1,
+                withdrawn: false,
+            },
+            name: player.name.clone(),
+        };
+        hub.store
+            .insert_tournament_player(id, &p, unix_ms())
+            .await
+            .map_err(storage_failed)?;
+        t.players.push(p);
+        Ok(())
+    }
+
+    /// `player` withdraws from tournament `id`: he is paired no more.
+    pub async fn withdraw(
+        &self,
+        hub: &Arc<Hub>,
+        player: &PlayerRec,
+        id: &str,
+    ) -> Result<(), Refusal> {
+        let mut live = self.live.lock().await;
+        let Some(t) = live.get_mut(id) else {
+            return Err(unknown(id));
+        };
+        let Some(p) = t
+            .players
+            .iter_mut()
+            .find(|p| p.entrant.id == player.id && !p.entrant.withdrawn)
+        else {
+            return Err(refusal(
+                "not_joined",
+                format!("you are not playing in tournament {id}"),
+            ));
+        };
+        p.entrant.withdrawn = true;
+        let p = p.clone();
+        hub.store
+            .insert_tournament_player(id, &p, unix_ms())
+            .await
+            .map_err(storage_failed)?;
+        Ok(())
+    }
+
+    /// The tournaments not over, from the database (at the server's start); a running
+    /// one plays again the games the restart cut off.
+    pub async fn resume(&self, hub: &Arc<Hub>) -> anyhow::Result<()> {
+        let mut live = self.live.lock().await;
+        for id in hub.store.live_tournament_ids().await? {
+            if let Some(t) = hub.store.load_tournament(&id).await? {
+                live.insert(id, t);
+            }
+        }
+        let ids: Vec<String> = live.keys().cloned().collect();
+        for id in ids {
+            let t = live.get_mut(&id).expect("listed");
+            if t.state == TState::Running {
+                tracing::info!(tournament = %id, round = t.played.len(), "tournament goes on");
+                start_missing_games(hub, t).await;
+                advance(hub, t).await;
+            }
+        }
+        live.retain(|_, t| matches!(t.state, TState::Upcoming | TState::Running));
+        drop(live);
+        self.changed.notify_one();
+        Ok(())
+    }
+
+    async fn next_start(&self) -> Option<u64> {
+        let live = self.live.lock().await;
+        live.values()
+            .filter(|t| t.state == TState::Upcoming)
+            .map(|t| t.starts_ms)
+            .min()
+    }
+
+    /// Starts the tournaments whose time has come (or cancels them: fewer than two
+    /// players).
+    async fn start_due(&self, hub: &Arc<Hub>) {
+        if hub.closed_for_new_games() {
+            return;
+        }
+        let now = unix_ms();
+        let mut live = self.live.lock().await;
+        for t in live.values_mut() {
+            if t.state != TState::Upcoming || t.starts_ms > now {
+                continue;
+            }
+            let players = t.players.iter().filter(|p| !p.entrant.withdrawn).count();
+            if players < 2 {
+                t.state = TState::Cancelled;
+                tracing::info!(tournament = %t.id, players, "tournament cancelled");
+                if let Err(e) = hub
+                    .store
+                    .set_tournament_state(&t.id, t.state, 0, Some(now))
+                    .await
+                {
+                    tracing::error!(error = %e, "storing a tournament failed");
+                }
+                tell_all(hub, t, &finished_notice(t));
+                continue;
+            }
+            t.state = TState::Running;
+            tracing::info!(tournament = %t.id, players, "tournament starts");
+            advance(hub, t).await;
+        }
+        live.retain(|_, t| matches!(t.state, TState::Upcoming | TState::Running));
+    }
+
+    /// A game is over: its pairing gets its result; the round's last one brings the next
+    /// round (or the end).
+    async fn game_over(&self, hub: &Arc<Hub>, ev: &GameOver) {
+        let Some(TournamentGame { tournament, round }) = &ev.tournament else {
+            return;
+        };
+        let Some(result) = result_of(ev) else {
+            // Aborted by a shutdown: played again after the restart.
+            return;
+        };
+        let mut live = self.live.lock().await;
+        let Some(t) = live.get_mut(tournament) else {
+            return;
+        };
+        let r = *round as usize;
+        let Some(board) = t
+            .games
+            .get(r.wrapping_sub(1))
+            .and_then(|g| g.iter().position(|&id| id == Some(ev.game)))
+        else {
+            return;
+        };
+        let pairing = &mut t.played[r - 1].pairings[board];
+        if pairing.result.is_some() {
+            return;
+        }
+        pairing.result = Some(result);
+        if let Err(e) = hub
+            .store
+            .set_tournament_result(&t.id, *round, board, result)
+            .await
+        {
+            tracing::error!(error = %e, "storing a tournament result failed");
+        }
+        advance(hub, t).await;
+        live.retain(|_, t| matches!(t.state, TState::Upcoming | TState::Running));
+    }
+}
+
+fn unknown(id: &str) -> Refusal {
+    refusal(
+        "unknown_tournament",
+        format!(
+            "there is no upcoming or running tournament {id:?}: `tamsk tournaments` lists them"
+        ),
+    )
+}
+
+/// A tournament game's result; `None` when it must be played again (the server stopped).
+fn result_of(ev: &GameOver) -> Option<GameResult> {
+    match &ev.ending {
+        Ending::Finished { winner: None } => Some(GameResult::DRAW),
+        Ending::Finished {
+            winner: Some(Player::Red),
+        } => Some(GameResult::RED_WINS),
+        Ending::Finished {
+            winner: Some(Player::Black),
+        } => Some(GameResult::BLACK_WINS),
+        Ending::Aborted { no_show } if no_show.is_empty() => None,
+        Ending::Aborted { no_show } => Some(GameResult {
+            red: if no_show.contains(&Player::Red) {
+                0.0
+            } else {
+                1.0
+            },
+            black: if no_show.contains(&Player::Black) {
+                0.0
+            } else {
+                1.0
+            },
+            forfeit: true,
+        }),
+    }
+}
+
+fn finished_notice(t: &Tournament) -> LobbyMessage {
+    LobbyMessage::TournamentFinished {
+        tournament: t.id.clone(),
+        cancelled: t.state == TState::Cancelled,
+    }
+}
+
+/// Tells every player of `t` who is online.
+fn tell_all(hub: &Hub, t: &Tournament, msg: &LobbyMessage) {
+    for p in &t.players {
+        hub.tell_player(&p.entrant.id, msg);
+    }
+}
+
+/// While the current round is complete: pairs and starts the next one, or ends the
+/// tournament after its last round.
+async fn advance(hub: &Arc<Hub>, t: &mut Tournament) {
+    loop {
+        let complete = t
+            .played
+            .last()
+            .is_none_or(|r| r.pairings.iter().all(|p| p.result.is_some()));
+        if !complete || t.state != TState::Running {
+            return;
+        }
+        let number = t.played.len() as u32 + 1;
+        if number > t.rounds {
+            t.state = TState::Finished;
+            tracing::info!(tournament = %t.id, "tournament finished");
+            if let Err(e) = hub
+                .store
+                .set_tournament_state(&t.id, t.state, t.rounds, Some(unix_ms()))
+                .await
+            {
+                tracing::error!(error = %e, "storing a tournament failed");
+            }
+            tell_all(hub, t, &finished_notice(t));
+            return;
+        }
+        if hub.closed_for_new_games() {
+            return;
+        }
+        let round = swiss::pair(&t.entrants(), &t.played, number);
+        let stored = async {
+            hub.store
+                .insert_tournament_round(&t.id, number, &round)
+                .await?;
+            hub.store
+                .set_tournament_state(&t.id, t.state, number, None)
+                .await
+        };
+        if let Err(e) = stored.await {
+            tracing::error!(error = %e, "storing a tournament round failed");
+            return;
+        }
+        tracing::info!(tournament = %t.id, round = number, games = round.pairings.len(), "round paired");
+        t.games.push(vec![None; round.pairings.len()]);
+        if let Some(bye) = &round.bye {
+            hub.tell_player(
+                bye,
+                &LobbyMessage::TournamentRound {
+                    tournament: t.id.clone(),
+                    round: number,
+                    game: None,
+                },
+            );
+        }
+        t.played.push(round);
+        start_missing_games(hub, t).await;
+    }
+}
+
+/// Starts the game of every pairing of the current round that has no result and no live
+/// game, seating both players (online or not).
+async fn start_missing_games(hub: &Arc<Hub>, t: &mut Tournament) {
+    let Some(round) = t.played.last() else { return };
+    let number = t.played.len() as u32;
+    let todo: Vec<(usize, String, String)> = round
+        .pairings
+        .iter()
+        .enumerate()
+        .filter(|(b, p)| {
+            p.result.is_none()
+                && t.games[number as usize - 1][*b].is_none_or(|g| hub.game(g).is_none())
+        })
+        .map(|(b, p)| (b, p.red.clone(), p.black.clone()))
+        .collect();
+    for (board, red, black) in todo {
+        if hub.closed_for_new_games() {
+            return;
+        }
+        let (Some(red), Some(black)) = (seat(hub, &red).await, seat(hub, &black).await) else {
+            tracing::error!(tournament = %t.id, board, "a tournament player is unknown");
+            continue;
+        };
+        let options = crate::game::Options {
+            rated: Some(t.rated),
+            code: None,
+            tournament: Some(TournamentGame {
+                tournament: t.id.clone(),
+                round: number,
+            }),
+        };
+        let ids = [red.player.id.clone(), black.player.id.clone()];
+        let game = hub.start_game_opts(t.settings.clone(), [red, black], options);
+        t.games[number as usize - 1][board] = Some(game);
+        if let Err(e) = hub
+            .store
+            .set_tournament_game(&t.id, number, board, &game)
+            .await
+        {
+            tracing::error!(error = %e, "storing a tournament game failed");
+        }
+        for id in ids {
+            hub.tell_player(
+                &id,
+                &LobbyMessage::TournamentRound {
+                    tournament: t.id.clone(),
+                    round: number,
+                    game: Some(game),
+                },
+            );
+        }
+    }
+}
+
+/// A seat for player `id`: his newest connection if he is online, else a seat nobody
+/// holds yet (he takes it with `join` when he comes; if he does not come, he is a
+/// no-show).
+async fn seat(hub: &Arc<Hub>, id: &str) -> Option<Seeker> {
+    let player = match hub.player_by_id(id).await {
+        Ok(Some(p)) => p,
+        Ok(None) => return None,
+        Err(e) => {
+            tracing::error!(error = %e, "reading a tournament player failed");
+            return None;
+        }
+    };
+    let peer = hub
+        .online_peer(&player.id)
+        .unwrap_or_else(|| hub.empty_seat_peer());
+    Some(Seeker { player, peer })
+}
+
+/// The runner: game-over events and start times. Ends when the events close.
+pub fn spawn_runner(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
+    let mut rx: mpsc::Receiver<Arc<GameOver>> = hub.events.subscribe();
+    let weak: Weak<Hub> = Arc::downgrade(hub);
+    let changed = hub.tournaments.changed.clone();
+    tokio::spawn(async move {
+        loop {
+            let Some(hub) = weak.upgrade() else { return };
+            let changed = changed.notified();
+            // Shutting down: no tournament starts (nor spins waiting to).
+            let next = match hub.closed_for_new_games() {
+                true => None,
+                false => hub.tournaments.next_start().await,
+            };
+            let wait = next.map(|ms| Duration::from_millis(ms.saturating_sub(unix_ms())));
+            drop(hub);
+            tokio::select! {
+                ev = rx.recv() => {
+                    let Some(ev) = ev else { return };
+                    if let Some(hub) = weak.upgrade() {
+                        hub.tournaments.game_over(&hub, &ev).await;
+                    }
+                }
+                _ = changed => {}
+                _ = tokio::time::sleep(wait.unwrap_or(Duration::ZERO)), if wait.is_some() => {
+                    if let Some(hub) = weak.upgrade() {
+                        hub.tournaments.start_due(&hub).await;
+                    }
+                }
+            }
+        }
+    })
+}
