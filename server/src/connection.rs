@@ -1071,6 +1071,18 @@ impl Conn {
             self.unknown_game(game);
             return false;
         };
+        // A quarter of the game's queue is kept for its players: a crowd of watchers
+        // joining at once is told to try again, and a move never finds the queue full
+        // because of them.
+        let watcher_joining = matches!(cmd, GameCmd::Subscribe { player: None, .. });
+        if watcher_joining && handle.tx.capacity() <= self.hub.config.game_queue / 4 {
+            self.error(
+                "game_busy",
+                "many are joining this game: try again in a moment",
+                Some(game),
+            );
+            return false;
+        }
         match handle.tx.try_send(cmd) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
