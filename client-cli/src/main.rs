@@ -279,15 +279,9 @@ fn ws_command(cli: &Cli, msg: ClientMessage) -> ExitCode {
         .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
         .unwrap_or_else(|| "player".to_string());
     let json = cli.json;
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("tamsk: cannot start: {e}");
-            return ExitCode::from(EXIT_IO);
-        }
+        Err(code) => return code,
     };
     let code = runtime.block_on(async {
         let mut asker = tournament_cli::Asker {
@@ -447,15 +441,9 @@ where
         .and_then(|p| Config::load(&p).ok())
         .unwrap_or_default();
     let server = server_url(cli, &config);
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("tamsk: cannot start: {e}");
-            return ExitCode::from(EXIT_IO);
-        }
+        Err(code) => return code,
     };
     ExitCode::from(runtime.block_on(run(server, cli.json)))
 }
@@ -616,15 +604,9 @@ fn main() -> ExitCode {
         || cli.json
         || matches!(mode, Mode::Games { .. })
         || !std::io::stdout().is_terminal();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("tamsk: cannot start: {e}");
-            return ExitCode::from(EXIT_IO);
-        }
+        Err(code) => return code,
     };
     let code = runtime.block_on(async {
         let session = Session {
@@ -650,6 +632,18 @@ fn main() -> ExitCode {
     // A blocking read of stdin may still be waiting: do not wait for it.
     runtime.shutdown_background();
     ExitCode::from(code)
+}
+
+/// The client's runtime (one thread: a terminal game needs no more); the exit code if
+/// it cannot start.
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("tamsk: cannot start: {e}");
+            ExitCode::from(EXIT_IO)
+        })
 }
 
 fn parse_game_ref(text: &str) -> Result<GameRef, String> {

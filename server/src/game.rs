@@ -216,7 +216,12 @@ pub fn spawn(
 /// players are away from now, each with a fresh reconnection grace; the computer's seat
 /// is taken again by its in-process driver. The game is handed back if it cannot be
 /// resumed (already over, or its start cannot be placed on this machine's clock).
-pub fn restore(hub: &Arc<Hub>, live: LiveGame) -> Result<GameId, Box<LiveGame>> {
+/// `seats` are the players the game's row names (`[red, black]`).
+pub fn restore(
+    hub: &Arc<Hub>,
+    live: LiveGame,
+    seats: [Arc<PlayerRec>; 2],
+) -> Result<GameId, Box<LiveGame>> {
     let elapsed = Duration::from_millis(unix_ms().saturating_sub(live.start.started_ms));
     let start = match Instant::now().checked_sub(elapsed) {
         Some(start) if live.game.is_playing() => start,
@@ -229,7 +234,6 @@ pub fn restore(hub: &Arc<Hub>, live: LiveGame) -> Result<GameId, Box<LiveGame>> 
         tournament,
     } = live;
     let id = start_info.id;
-    let seats = [&start_info.red, &start_info.black].map(|p| hub.seat_player(p));
     let (mut task, rx) = GameTask::open(hub, start_info, game, entries, seats, start, tournament);
     // Sequence numbers of this run start above any the last run gave (at most 1,000 a
     // millisecond of its life): a client that comes back with an `after_seq` of the last

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use axum::extract::ws::Utf8Bytes;
 use dashmap::DashMap;
 use protocol::settings::Settings;
-use protocol::wire::{GameId, GameSummary, PlayerRef, ServerMessage};
+use protocol::wire::{GameId, GameSummary, ServerMessage};
 use tokio::sync::{mpsc, watch, Notify};
 
 use crate::config::Config;
@@ -551,22 +551,6 @@ impl Hub {
         }
         self.remember(hash, player.clone());
         Ok((token, player))
-    }
-
-    /// The player in a seat of a game taken up after a restart: the computer, or a player
-    /// as the game's row names him (his connection brings the same id back).
-    pub fn seat_player(&self, p: &PlayerRef) -> Arc<PlayerRec> {
-        if p.player_id == self.bot.id {
-            return self.bot.clone();
-        }
-        Arc::new(PlayerRec {
-            id: p.player_id.clone(),
-            name: p.name.clone(),
-            bot: false,
-            bot_level: None,
-            // Shown beside the name only; the rating itself is in the store.
-            ratings: Default::default(),
-        })
     }
 
     /// The player with this token: seen since the start, or stored.

@@ -135,7 +135,18 @@ async fn resume(
 ) -> anyhow::Result<()> {
     let (mut resumed, mut stored) = (0, 0);
     for cut in live {
-        match game::restore(hub, cut) {
+        let (red, black) = (&cut.start.red.player_id, &cut.start.black.player_id);
+        let seats = match (hub.player_by_id(red).await?, hub.player_by_id(black).await?) {
+            (Some(red), Some(black)) => Some([red, black]),
+            _ => None,
+        };
+        let Some(seats) = seats else {
+            tracing::error!(game = %cut.start.id, "a player of a cut-off game is unknown");
+            store.store_aborted(cut).await?;
+            stored += 1;
+            continue;
+        };
+        match game::restore(hub, cut, seats) {
             Ok(_) => resumed += 1,
             Err(cut) => {
                 store.store_aborted(*cut).await?;

@@ -508,33 +508,27 @@ impl Store {
 
     /// The player with this token hash.
     pub async fn player_by_token_hash(&self, hash: &str) -> anyhow::Result<Option<PlayerRow>> {
-        let Some(pool) = &self.pool else {
-            return Ok(None);
-        };
-        let row = sqlx::query(
-            "SELECT id, name, token_hash, created_ms, is_bot FROM players WHERE token_hash = $1",
-        )
-        .bind(hash)
-        .fetch_optional(pool)
-        .await?;
-        Ok(row.map(|r| PlayerRow {
-            id: r.get("id"),
-            name: r.get("name"),
-            token_hash: r.get("token_hash"),
-            created_ms: r.get::<i64, _>("created_ms") as u64,
-            is_bot: r.get::<i64, _>("is_bot") != 0,
-        }))
+        self.player_where("token_hash", hash).await
     }
 
     /// The player with this id.
     pub async fn player_by_id(&self, id: &str) -> anyhow::Result<Option<PlayerRow>> {
+        self.player_where("id", id).await
+    }
+
+    /// The player whose `column` (a unique one: `id`, `token_hash`) holds `value`.
+    async fn player_where(
+        &self,
+        column: &'static str,
+        value: &str,
+    ) -> anyhow::Result<Option<PlayerRow>> {
         let Some(pool) = &self.pool else {
             return Ok(None);
         };
-        let row = sqlx::query(
-            "SELECT id, name, token_hash, created_ms, is_bot FROM players WHERE id = $1",
-        )
-        .bind(id)
+        let row = sqlx::query(&format!(
+            "SELECT id, name, token_hash, created_ms, is_bot FROM players WHERE {column} = $1"
+        ))
+        .bind(value)
         .fetch_optional(pool)
         .await?;
         Ok(row.map(|r| PlayerRow {
