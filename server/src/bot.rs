@@ -4,7 +4,7 @@
 //! exactly as a connection does ([`GameCmd::Act`], stamped with the instant it is sent):
 //! same validation, same timing as a person's.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use axum::extract::ws::Utf8Bytes;
@@ -15,8 +15,9 @@ use protocol::wire::{Change, GameId, ServerFrame, ServerMessage};
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Duration, Instant};
 
-use crate::game::GameCmd;
-use crate::hub::{Hub, Kill, Peer, PlayerRec};
+use crate::peer::{Kill, Peer, PlayerRec};
+use crate::rooms::GameCmd;
+use crate::rooms::Rooms;
 
 /// The computer's player id.
 pub const BOT_ID: &str = "bot";
@@ -28,7 +29,7 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A fresh bot seat: the connection-like peer a game subscribes; its driver task plays
 /// the first game that sends it a snapshot, then ends.
-pub fn seat_peer(hub: &Arc<Hub>, player: &Arc<PlayerRec>) -> Peer {
+pub fn seat_peer(hub: &Arc<Rooms>, player: &Arc<PlayerRec>) -> Peer {
     let (tx, rx) = mpsc::channel(hub.config.outbound_queue.max(64));
     let peer = Peer {
         conn: hub.next_conn_id(),
@@ -47,13 +48,6 @@ struct Seat {
     replica: Game,
     /// The instant of game time 0 on this clock.
     start: Instant,
-}
-
-/// Counters of the bot seats, for `/metrics` and tests.
-#[derive(Default)]
-pub struct BotStats {
-    pub actions: AtomicU64,
-    pub refused: AtomicU64,
 }
 
 /// The bot's side of one game, whatever carries its frames: it follows the game from
@@ -212,7 +206,7 @@ impl Driver {
 }
 
 async fn drive(
-    hub: Weak<Hub>,
+    hub: Weak<Rooms>,
     player: Arc<PlayerRec>,
     peer: Peer,
     mut rx: mpsc::Receiver<Utf8Bytes>,

@@ -5,7 +5,6 @@ use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures::stream::{SplitSink, SplitStream};
@@ -16,11 +15,14 @@ use protocol::wire::{
 use tokio::sync::mpsc;
 use tokio::time::{interval_at, Duration, Instant, MissedTickBehavior};
 
-use crate::game::GameCmd;
-use crate::hub::{encode, encode_reply, Hub, Kill, Peer, PlayerRec, Reply, Seeker, Unregistered};
+use crate::clock::unix_ms;
+use crate::codec::{encode, encode_reply, Reply};
+use crate::hub::{Hub, Unregistered};
 use crate::limits::{validate_name, IpGuard, Limiter, Verdict};
 use crate::lobby::{Refusal, SeekResult};
+use crate::peer::{Kill, Peer, PlayerRec, Seeker};
 use crate::ping::{LagEstimate, Pinger};
+use crate::rooms::GameCmd;
 
 /// Close codes (RFC 6455, 7.4.1).
 const CLOSE_NORMAL: u16 = 1000;
@@ -74,44 +76,6 @@ impl Violation {
             Violation::Protocol => (CLOSE_PROTOCOL, "websocket protocol error"),
         }
     }
-}
-
-/// The `type` tags a client may send; anything else is `unknown_message`.
-pub const CLIENT_TYPES: [&str; 27] = [
-    "hello",
-    "seek",
-    "cancel_seek",
-    "list_games",
-    "watch",
-    "watch_code",
-    "join",
-    "leave",
-    "act",
-    "claim_abandonment",
-    "ping",
-    "pong",
-    "list_seeks",
-    "list_players",
-    "accept_seek",
-    "challenge",
-    "accept_challenge",
-    "decline_challenge",
-    "cancel_challenge",
-    "host",
-    "join_code",
-    "rematch",
-    "decline_rematch",
-    "play_bot",
-    "tournament_create",
-    "tournament_join",
-    "tournament_withdraw",
-];
-
-/// Server wall-clock time in ms since the Unix epoch.
-pub fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Refuses a connection over the per-address limit with a clear error, then closes it.
@@ -677,7 +641,7 @@ impl Conn {
                     return;
                 }
                 let me = me.expect("checked");
-                let request = crate::tournament::CreateRequest {
+                let request = crate::hub::tournament::CreateRequest {
                     rounds,
                     tc,
                     rated,
@@ -1217,7 +1181,7 @@ mod tests {
             ("tournament_join", r#","tournament":"abc""#),
             ("tournament_withdraw", r#","tournament":"abc""#),
         ] {
-            assert!(CLIENT_TYPES.contains(&tag));
+            assert!(crate::request::CLIENT_TYPES.contains(&tag));
             parse(&format!(r#"{{"type":"{tag}"{extra}}}"#)).unwrap();
         }
     }

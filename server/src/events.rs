@@ -15,7 +15,7 @@ use protocol::settings::Settings;
 use protocol::wire::GameId;
 use tokio::sync::mpsc;
 
-use crate::hub::PlayerRec;
+use crate::peer::PlayerRec;
 
 /// Events a subscriber's queue holds before publishing waits.
 pub const EVENT_QUEUE: usize = 4096;

@@ -10,102 +10,47 @@ use std::sync::{Arc, Mutex};
 
 use axum::extract::ws::Utf8Bytes;
 use protocol::game::{AbortReason, Action, Game, Player, Status};
-use protocol::record::{Entry, EntryKind};
+use protocol::record::Entry;
 use protocol::settings::Settings;
-use protocol::view::GameView;
 use protocol::wire::{
-    Change, GameEvent, GameId, GameSummary, LobbyMessage, PlayerRef, SandTable, SeatInfo, Seq,
-    ServerMessage, Snapshot,
+    GameEvent, GameId, GameSummary, LobbyMessage, PlayerRef, SeatInfo, Seq, ServerMessage, Snapshot,
 };
 use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Duration, Instant};
 
 use crate::alarm::Alarm;
-use crate::connection::unix_ms;
-use crate::history::History;
-use crate::hub::{
-    encode, Delivery, GameHandle, Hub, Peer, PlayerRec, Seeker, CLOSE_FELL_BEHIND, CLOSE_SLOW,
-};
+use crate::clock::unix_ms;
+use crate::codec::encode;
+use crate::peer::{Delivery, Peer, PlayerRec, Seeker, CLOSE_FELL_BEHIND, CLOSE_SLOW};
+use crate::room::{Graces, Out, Room};
+use crate::rooms::{GameCmd, GameHandle, Rooms};
 use crate::store::{GameEnd, GameStart, LiveGame, Write};
 
 /// Queue slots left free after the missed events of a resumption, for what follows them:
 /// with less room the client gets a snapshot instead (one frame).
 const RESUME_ROOM: usize = 16;
 
-/// What a connection asks of a game.
-pub enum GameCmd {
-    /// Receive the game's events: as a player if `player` has a seat, else as a watcher.
-    Subscribe {
-        peer: Peer,
-        player: Option<Arc<PlayerRec>>,
-        after_seq: Option<Seq>,
-    },
-    Unsubscribe {
-        conn: u64,
-        /// Answer `left` (or `not_subscribed`) to this peer.
-        reply: Option<Peer>,
-    },
-    Act {
-        peer: Peer,
-        player: Arc<PlayerRec>,
-        action: Action,
-        /// When the server read the frame: the action happens at this instant.
-        received: Instant,
-    },
-    ClaimAbandonment {
-        peer: Peer,
-        player: Arc<PlayerRec>,
-    },
-    /// A connection measured its round trip: published for its seat, if it has one.
-    Lag {
-        conn: u64,
-        rtt_ms: u64,
-        /// When it was measured.
-        received: Instant,
-    },
-    /// Offers or accepts (`accept`), or declines, a rematch once the game is over.
-    Rematch {
-        peer: Peer,
-        player: Arc<PlayerRec>,
-        accept: bool,
-    },
-}
-
 struct Sub {
     peer: Peer,
     seat: Option<Player>,
 }
 
-#[derive(Clone, Copy)]
-struct Away {
-    /// The seq of the presence event that told of it: orders departures in the same ms.
-    left_seq: Seq,
-    until_ms: u64,
-    expired: bool,
-}
-
 struct GameTask {
     id: GameId,
-    hub: Arc<Hub>,
-    game: Game,
+    rooms: Arc<Rooms>,
+    /// The game itself, without I/O: this task feeds it commands and time and carries
+    /// out what comes out.
+    room: Room,
+    /// What the room did, being carried out (kept to reuse its buffer).
+    outs: Vec<Out>,
     start: Instant,
     seats: [Arc<PlayerRec>; 2],
     subs: Vec<Sub>,
-    seq: Seq,
-    /// Every event so far (bounded by `Config::history`), for clients that come back.
-    history: History,
-    away: [Option<Away>; 2],
-    /// Each seat's last published round trip.
-    lag_ms: [Option<u64>; 2],
     summary: Arc<Mutex<GameSummary>>,
     /// Once the game is over: when it stops being listed.
     linger_until: Option<Instant>,
     /// Who played what, for the store.
     start_info: GameStart,
-    /// Every entry so far: the record.
-    entries: Vec<Entry>,
-    /// The end was handed to the store.
-    stored: bool,
     /// Until the store says the ended game is on disk: nothing goes out (frames wait in
     /// `held`) and commands wait in `deferred`, so that no one learns of the end of a game
     /// that a crash could still lose.
@@ -115,7 +60,7 @@ struct GameTask {
     /// Shutting down: stop once the end is stored and announced.
     stopping: bool,
     /// Held while the game is being played (shutdown drains these).
-    playing: Option<crate::hub::PlayingGuard>,
+    playing: Option<crate::rooms::PlayingGuard>,
     /// Rematch offers by seat, with the connection that made each.
     rematch: [Option<Peer>; 2],
     /// The rematch started.
@@ -150,7 +95,7 @@ pub struct Options {
 /// Creates a game for two seekers (`[red, black]`), registers it and starts its task.
 /// Both seekers are subscribed as players and get a snapshot.
 pub fn spawn(
-    hub: Arc<Hub>,
+    rooms: Arc<Rooms>,
     id: GameId,
     settings: Settings,
     seekers: [Seeker; 2],
@@ -173,16 +118,16 @@ pub fn spawn(
         code: options.code.clone(),
         rated,
     };
-    hub.store.submit(Write::GameStarted(start_info.clone()));
-    hub.metrics
+    rooms.store.submit(Write::GameStarted(start_info.clone()));
+    rooms
+        .metrics
         .games_started
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let game = Game::new(settings);
+    let room = new_room(&rooms, id, Game::new(settings), Vec::new(), 0);
     let (mut task, rx) = GameTask::open(
-        &hub,
+        &rooms,
         start_info,
-        game,
-        Vec::new(),
+        room,
         seats,
         Instant::now(),
         options.tournament,
@@ -192,10 +137,9 @@ pub fn spawn(
     // from the first instant (recorded entries, as every later change is).
     for (seat, seeker) in &seekers {
         if let Some(lag_ms) = seeker.peer.seated.lag() {
-            task.lag_ms[seat.index()] = Some(lag_ms);
-            task.game.set_lag(*seat, lag_ms);
-            let player = *seat;
-            task.publish_play(0, EntryKind::Lag { player, lag_ms }, Vec::new());
+            let now = task.now_ms();
+            task.room.set_initial_lag(*seat, lag_ms, now);
+            task.flush();
         }
         seeker.peer.seated.add(id);
     }
@@ -218,7 +162,7 @@ pub fn spawn(
 /// resumed (already over, or its start cannot be placed on this machine's clock).
 /// `seats` are the players the game's row names (`[red, black]`).
 pub fn restore(
-    hub: &Arc<Hub>,
+    rooms: &Arc<Rooms>,
     live: LiveGame,
     seats: [Arc<PlayerRec>; 2],
 ) -> Result<GameId, Box<LiveGame>> {
@@ -234,18 +178,19 @@ pub fn restore(
         tournament,
     } = live;
     let id = start_info.id;
-    let (mut task, rx) = GameTask::open(hub, start_info, game, entries, seats, start, tournament);
     // Sequence numbers of this run start above any the last run gave (at most 1,000 a
     // millisecond of its life): a client that comes back with an `after_seq` of the last
     // run gets a snapshot, never events numbered for another run.
-    task.seq = unix_ms().saturating_mul(1_000);
-    task.history = History::after(task.seq, hub.config.history);
+    let seq = unix_ms().saturating_mul(1_000);
+    let room = new_room(rooms, id, game, entries, seq);
+    let (mut task, rx) = GameTask::open(rooms, start_info, room, seats, start, tournament);
     let now = task.now_ms();
-    task.catch_up(now);
+    task.room.catch_up(now, now);
+    task.flush();
     for p in Player::BOTH {
         let player = task.seats[p.index()].clone();
         if player.bot {
-            let peer = crate::bot::seat_peer(hub, &player);
+            let peer = crate::bot::seat_peer(rooms, &player);
             peer.seated.add(id);
             task.subs.push(Sub {
                 peer: peer.clone(),
@@ -261,18 +206,27 @@ pub fn restore(
     Ok(id)
 }
 
+/// The room of a game, with the server's history bound and graces.
+fn new_room(rooms: &Rooms, id: GameId, game: Game, entries: Vec<Entry>, seq: Seq) -> Room {
+    let graces = Graces {
+        reconnect_ms: rooms.config.reconnect_grace.as_millis() as u64,
+        claim_window_ms: rooms.config.claim_window.as_millis() as u64,
+    };
+    Room::new(id, game, entries, seq, rooms.config.history, graces)
+}
+
 impl GameTask {
     /// The task of a game and its listing in the hub; nobody is subscribed yet.
     fn open(
-        hub: &Arc<Hub>,
+        rooms: &Arc<Rooms>,
         start_info: GameStart,
-        game: Game,
-        entries: Vec<Entry>,
+        room: Room,
         seats: [Arc<PlayerRec>; 2],
         start: Instant,
         tournament: Option<crate::events::TournamentGame>,
     ) -> (GameTask, mpsc::Receiver<GameCmd>) {
         let id = start_info.id;
+        let game = room.game();
         let settings = game.settings().clone();
         let control = protocol::rating::TimeControl::of(&settings);
         let rated = start_info.rated;
@@ -288,8 +242,8 @@ impl GameTask {
             rated,
             tc: control,
         }));
-        let (tx, rx) = mpsc::channel(hub.config.game_queue);
-        hub.games.insert(
+        let (tx, rx) = mpsc::channel(rooms.config.game_queue);
+        rooms.games.insert(
             id,
             GameHandle {
                 tx,
@@ -301,28 +255,23 @@ impl GameTask {
         );
         let task = GameTask {
             id,
-            hub: hub.clone(),
-            game,
+            rooms: rooms.clone(),
+            room,
+            outs: Vec::new(),
             start,
             seats,
             subs: Vec::new(),
-            seq: 0,
-            history: History::new(hub.config.history),
-            away: [None; 2],
-            lag_ms: [None; 2],
             summary,
             linger_until: None,
             start_info,
-            entries,
-            stored: false,
             durable: None,
             held: Vec::new(),
             deferred: VecDeque::new(),
             stopping: false,
             rematch: [None, None],
             rematched: None,
-            playing: Some(hub.playing_guard()),
-            alarm: hub.alarms.as_ref().map(|a| a.alarm()),
+            playing: Some(rooms.playing_guard()),
+            alarm: rooms.alarms.as_ref().map(|a| a.alarm()),
             watchers_told: 0,
             watchers_sent: None,
             watchers_due: None,
@@ -335,7 +284,7 @@ impl GameTask {
     }
 
     fn launch(self, rx: mpsc::Receiver<GameCmd>) {
-        let alive = self.hub.game_alive_token();
+        let alive = self.rooms.game_alive_token();
         tokio::spawn(async move {
             self.run(rx).await;
             drop(alive);
@@ -380,7 +329,7 @@ fn error(code: &str, message: impl Into<String>, game: GameId) -> ServerMessage 
 
 impl GameTask {
     async fn run(mut self, mut rx: mpsc::Receiver<GameCmd>) {
-        let mut shutdown = self.hub.stop_games.clone();
+        let mut shutdown = self.rooms.stop_games.clone();
         // Set when an overdue deadline changed nothing (it should not happen): then wait
         // a little instead of spinning.
         let mut stalled = false;
@@ -395,7 +344,7 @@ impl GameTask {
                         // The one place a game's end is published (ratings, tournaments):
                         // once it is stored and its players were told.
                         if let Some(over) = self.over.take() {
-                            self.hub.events.publish(over).await;
+                            self.rooms.events.publish(over).await;
                         }
                     }
                     cmd = rx.recv(), if commands_open => match cmd {
@@ -420,7 +369,10 @@ impl GameTask {
                 if self.linger_until.is_some_and(|t| t <= w) {
                     break;
                 }
-                self.hub.metrics.timer_lateness.observe(Instant::now() - w);
+                self.rooms
+                    .metrics
+                    .timer_lateness
+                    .observe(Instant::now() - w);
                 self.on_time();
                 stalled = self.next_wake() == wake;
                 if stalled {
@@ -442,13 +394,13 @@ impl GameTask {
                 biased;
                 _ = shutdown.changed() => {
                     let now = self.now_ms();
-                    if self.game.is_playing() && self.hub.config.resume_games {
+                    if self.room.game().is_playing() && self.rooms.config.resume_games {
                         // Suspended, not ended: its journal is in the database, and the
                         // next start takes it up again (`restore`).
                         tracing::info!(game = %self.id, at_ms = now, "game suspended for a restart");
-                    } else if self.game.is_playing() {
-                        let events = self.game.abort(AbortReason::Shutdown, now);
-                        self.publish_play(now, EntryKind::Abort { reason: AbortReason::Shutdown }, events);
+                    } else {
+                        self.room.abort_for_shutdown(now);
+                        self.flush();
                     }
                     self.stopping = true;
                 }
@@ -464,7 +416,7 @@ impl GameTask {
                 }
             }
         }
-        self.hub.games.remove(&self.id);
+        self.rooms.games.remove(&self.id);
         for sub in &self.subs {
             sub.peer.seated.remove(self.id);
         }
@@ -479,7 +431,7 @@ impl GameTask {
             GameCmd::Act { received, .. } | GameCmd::Lag { received, .. } => *received < due,
             _ => false,
         };
-        if !self.game.is_playing() {
+        if !self.room.game().is_playing() {
             return self.deferred.pop_front();
         }
         // Taken out of turn: what is queued ahead of it was read later (one connection's
@@ -488,7 +440,7 @@ impl GameTask {
             return self.deferred.remove(i);
         }
         // Bounded: at most a queue's worth of commands wait here.
-        while self.deferred.len() < self.hub.config.game_queue {
+        while self.deferred.len() < self.rooms.config.game_queue {
             let Ok(cmd) = rx.try_recv() else { break };
             if read_before(&cmd) {
                 return Some(cmd);
@@ -506,28 +458,28 @@ impl GameTask {
             self.fan_out(&text);
         }
         self.refresh_summary();
-        self.away = [None; 2];
-        self.linger_until = Some(Instant::now() + self.hub.config.linger);
+        self.room.forget_absences();
+        self.linger_until = Some(Instant::now() + self.rooms.config.linger);
     }
 
     /// Hands the ended game to the store; its announcement waits for the answer.
     fn store_end(&mut self) {
-        self.stored = true;
-        let ended_ms = self.start_info.started_ms + self.game.now();
+        let game = self.room.game();
+        let ended_ms = self.start_info.started_ms + game.now();
         let end = GameEnd::of(
             self.start_info.clone(),
-            &self.game,
-            self.entries.clone(),
+            game,
+            self.room.entries().to_vec(),
             ended_ms,
             None,
         );
         let over = crate::events::GameOver {
             game: self.id,
             players: self.seats.clone(),
-            settings: self.game.settings().clone(),
+            settings: game.settings().clone(),
             control: self.control,
             rated: self.rated,
-            ending: match self.game.status() {
+            ending: match game.status() {
                 Status::Finished { outcome } => crate::events::Ending::Finished {
                     winner: outcome.winner,
                 },
@@ -548,10 +500,10 @@ impl GameTask {
             tournament: self.tournament.clone(),
         };
         let (ack, stored) = tokio::sync::oneshot::channel();
-        self.hub
+        self.rooms
             .store
             .submit(Write::GameEnded(Box::new(end), Some(ack)));
-        let timeout = self.hub.config.store_ack_timeout;
+        let timeout = self.rooms.config.store_ack_timeout;
         let id = self.id;
         self.durable = Some(Box::pin(async move {
             match tokio::time::timeout(timeout, stored).await {
@@ -567,12 +519,13 @@ impl GameTask {
 
     /// Game time now, never before the engine's own instant.
     fn now_ms(&self) -> u64 {
-        (self.start.elapsed().as_millis() as u64).max(self.game.now())
+        (self.start.elapsed().as_millis() as u64).max(self.room.game().now())
     }
 
     /// The game instant a frame was read, unless the game has already moved past it.
     fn received_ms(&self, received: Instant) -> u64 {
-        (received.saturating_duration_since(self.start).as_millis() as u64).max(self.game.now())
+        (received.saturating_duration_since(self.start).as_millis() as u64)
+            .max(self.room.game().now())
     }
 
     fn instant_of(&self, ms: u64) -> Instant {
@@ -583,77 +536,14 @@ impl GameTask {
         if let Some(t) = self.linger_until {
             return Some(t);
         }
-        let engine = self.game.next_deadline();
-        let grace = Player::BOTH
-            .into_iter()
-            .filter_map(|p| self.away_deadline(p))
-            .min();
-        [engine, grace]
-            .into_iter()
-            .flatten()
-            .min()
-            .map(|ms| self.instant_of(ms))
+        self.room.next_deadline().map(|ms| self.instant_of(ms))
     }
 
-    /// When `p`'s absence next matters: his grace running out, then (if his opponent is
-    /// here) the end of the opponent's window to claim the win.
-    fn away_deadline(&self, p: Player) -> Option<u64> {
-        let a = self.away[p.index()]?;
-        if !a.expired {
-            return Some(a.until_ms);
-        }
-        let opponent_here = self.away[p.other().index()].is_none();
-        (opponent_here && self.game.is_playing())
-            .then(|| a.until_ms + self.hub.config.claim_window.as_millis() as u64)
-    }
-
-    /// A deadline came: advance the engine to it exactly and run out graces.
+    /// A deadline came: the room does what fell due.
     fn on_time(&mut self) {
         let now = self.now_ms();
-        if let Some(t) = self.game.next_deadline().filter(|&t| t <= now) {
-            // Exactly to the deadline: an action read just after it is not pushed later.
-            self.catch_up(t);
-        }
-        // In the order the graces run out.
-        let mut order = Player::BOTH;
-        order.sort_by_key(|p| {
-            self.away[p.index()].map_or((u64::MAX, 0), |a| (a.until_ms, a.left_seq))
-        });
-        for p in order {
-            if let Some(a) = self.away[p.index()].as_mut() {
-                if !a.expired && a.until_ms <= now && self.game.is_playing() {
-                    a.expired = true;
-                    let at = a.until_ms;
-                    self.publish(Change::GraceExpired { player: p, at });
-                }
-            }
-        }
-        // The player who stayed did not claim in time: the server ends the game for him,
-        // as the claim would have.
-        for p in order {
-            let unclaimed = self.away[p.index()].is_some_and(|a| a.expired)
-                && self.away_deadline(p).is_some_and(|t| t <= now);
-            if unclaimed && self.game.is_playing() {
-                let events = self.game.abandon(p, now);
-                self.publish_play(now, EntryKind::Abandon { player: p }, events);
-            }
-        }
-        // Both players gone past their graces: nobody is left to claim, so the game is
-        // decided as at the end (or aborted if it had not begun): no game waits forever.
-        if let [Some(r), Some(b)] = self.away {
-            if r.expired && b.expired && self.game.is_playing() {
-                let events = self.game.end_both_absent(now);
-                self.publish_play(now, EntryKind::BothAbsent, events);
-            }
-        }
-    }
-
-    /// Brings the engine up to `now`, publishing what happened on its own.
-    fn catch_up(&mut self, now: u64) {
-        let events = self.game.advance(now);
-        if !events.is_empty() {
-            self.publish_play(now, EntryKind::Advance, events);
-        }
+        self.room.on_time(now);
+        self.flush();
     }
 
     fn handle(&mut self, cmd: GameCmd) {
@@ -713,7 +603,7 @@ impl GameTask {
             ));
             return;
         };
-        if self.game.is_playing() {
+        if self.room.game().is_playing() {
             peer.send_msg(&error(
                 "game_not_over",
                 "a rematch is offered once the game is over",
@@ -742,8 +632,10 @@ impl GameTask {
             let other = seat.other();
             if self.seats[other.index()].bot && self.rematch[other.index()].is_none() {
                 // The computer always takes a rematch.
-                self.rematch[other.index()] =
-                    Some(crate::bot::seat_peer(&self.hub, &self.seats[other.index()]));
+                self.rematch[other.index()] = Some(crate::bot::seat_peer(
+                    &self.rooms,
+                    &self.seats[other.index()],
+                ));
             }
             if let [Some(red), Some(black)] = self.rematch.clone() {
                 // Colours swapped: last game's Black is Red.
@@ -757,16 +649,16 @@ impl GameTask {
                         peer: red,
                     },
                 ];
-                let settings = self.game.settings().clone();
+                let settings = self.room.game().settings().clone();
                 // A private game's rematch is private too, under the same code.
-                let code = self.hub.game(self.id).and_then(|h| h.code.clone());
-                let next = self.hub.start_game_with(
-                    settings,
-                    Some(self.rated),
-                    players,
-                    crate::lobby::Seats::AsGiven,
+                let code = self.rooms.game(self.id).and_then(|h| h.code.clone());
+                let next = GameId::now_v7();
+                let options = Options {
+                    rated: Some(self.rated),
                     code,
-                );
+                    ..Default::default()
+                };
+                spawn(self.rooms.clone(), next, settings, players, options);
                 tracing::info!(game = %self.id, next = %next, "rematch");
                 self.rematched = Some(next);
                 self.rematch = [None, None];
@@ -783,7 +675,7 @@ impl GameTask {
                 by: seat,
             }
         };
-        let text = crate::lobby::encode_lobby(&notice);
+        let text = crate::codec::encode_lobby(&notice);
         let mut told_peer = false;
         for s in self.subs.iter().filter(|s| s.seat.is_some()) {
             told_peer |= s.peer.conn == peer.conn;
@@ -810,10 +702,10 @@ impl GameTask {
             return;
         };
         let at = self.received_ms(received);
-        self.catch_up(at);
-        match self.game.apply(seat, action, at) {
-            Ok(events) => {
-                let m = &self.hub.metrics;
+        let now = self.now_ms();
+        let m = &self.rooms.metrics;
+        match self.room.act(seat, action, at, now) {
+            Ok(()) => {
                 m.actions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if matches!(
                     action,
@@ -821,29 +713,15 @@ impl GameTask {
                 ) {
                     m.moves.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
-                let comp_ms = events
-                    .iter()
-                    .filter_map(|e| match e {
-                        protocol::Event::LagCompensated { comp_ms, .. } => Some(*comp_ms),
-                        _ => None,
-                    })
-                    .sum();
-                let kind = EntryKind::Act {
-                    player: seat,
-                    action,
-                    lag_ms: Some(self.game.credit(seat).lag_ms),
-                    comp_ms: Some(comp_ms),
-                };
-                self.publish_play(at, kind, events);
             }
             Err(e) => {
-                self.hub
-                    .metrics
-                    .actions_refused
+                m.actions_refused
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 peer.send_msg(&error(e.code(), e.to_string(), self.id));
             }
         }
+        // What fell due before the action goes out either way.
+        self.flush();
     }
 
     fn claim_abandonment(&mut self, peer: Peer, player: &PlayerRec) {
@@ -855,33 +733,11 @@ impl GameTask {
             ));
             return;
         };
-        if !self.game.is_playing() {
-            peer.send_msg(&error("game_over", "the game is over", self.id));
-            return;
-        }
-        let other = seat.other();
-        match self.away[other.index()] {
-            Some(a) if a.expired => {
-                let now = self.now_ms();
-                let events = self.game.abandon(other, now);
-                self.publish_play(now, EntryKind::Abandon { player: other }, events);
-            }
-            Some(a) => {
-                peer.send_msg(&error(
-                    "grace_running",
-                    format!(
-                        "{other} may still come back until {} ms of game time",
-                        a.until_ms
-                    ),
-                    self.id,
-                ));
-            }
-            None => {
-                peer.send_msg(&error(
-                    "opponent_connected",
-                    format!("{other} is connected: nothing to claim"),
-                    self.id,
-                ));
+        let now = self.now_ms();
+        match self.room.claim_abandonment(seat, now) {
+            Ok(()) => self.flush(),
+            Err((code, message)) => {
+                peer.send_msg(&error(code, message, self.id));
             }
         }
     }
@@ -890,8 +746,9 @@ impl GameTask {
         let seat = player.as_deref().and_then(|p| self.seat_of(p));
         // Whatever is due now goes out first, so the snapshot is current.
         let now = self.now_ms();
-        if self.game.is_playing() {
-            self.catch_up(now);
+        if self.room.game().is_playing() {
+            self.room.catch_up(now, now);
+            self.flush();
         }
         self.subs.retain(|s| s.peer.conn != peer.conn);
         let missed = after_seq.and_then(|s| self.missed_frames(&peer, seat, s).map(|f| (s, f)));
@@ -925,14 +782,8 @@ impl GameTask {
         }
         match seat {
             Some(p) => {
-                if self.away[p.index()].take().is_some() && self.game.is_playing() {
-                    self.publish(Change::Presence {
-                        player: p,
-                        connected: true,
-                        grace_until_ms: None,
-                        at: now,
-                    });
-                }
+                self.room.arrive(p, now);
+                self.flush();
             }
             None => self.watchers_changed(),
         }
@@ -947,16 +798,21 @@ impl GameTask {
         seat: Option<Player>,
         after: Seq,
     ) -> Option<Vec<Utf8Bytes>> {
-        if !self.history.has_after(after, self.seq) {
+        let history = self.room.history();
+        if !history.has_after(after, self.room.seq()) {
             return None;
         }
-        let backlog = seat.is_none().then_some(self.hub.config.watch_backlog);
-        let missed = (self.seq - after) as usize;
+        let backlog = seat.is_none().then_some(self.rooms.config.watch_backlog);
+        let missed = (self.room.seq() - after) as usize;
         if missed + 1 + RESUME_ROOM > peer.room(backlog) {
             return None;
         }
-        self.history
-            .frames_after(self.id, after, self.game.settings(), &self.entries)
+        history.frames_after(
+            self.id,
+            after,
+            self.room.game().settings(),
+            self.room.entries(),
+        )
     }
 
     /// After a subscriber went: the seat may now be empty, the watcher count smaller.
@@ -964,21 +820,11 @@ impl GameTask {
         match seat {
             Some(p) => {
                 let present = self.subs.iter().any(|s| s.seat == Some(p));
-                if !present && self.away[p.index()].is_none() && self.game.is_playing() {
-                    let now = self.now_ms();
-                    let until = now + self.hub.config.reconnect_grace.as_millis() as u64;
-                    self.away[p.index()] = Some(Away {
-                        left_seq: self.seq + 1,
-                        until_ms: until,
-                        expired: false,
-                    });
+                if !present && self.room.away(p).is_none() && self.room.game().is_playing() {
                     tracing::info!(game = %self.id, player = %p, "seat disconnected");
-                    self.publish(Change::Presence {
-                        player: p,
-                        connected: false,
-                        grace_until_ms: Some(until),
-                        at: now,
-                    });
+                    let now = self.now_ms();
+                    self.room.leave(p, now);
+                    self.flush();
                 }
             }
             None => self.watchers_changed(),
@@ -999,8 +845,8 @@ impl GameTask {
         }
         let now = Instant::now();
         match self.watchers_sent {
-            Some(sent) if sent + self.hub.config.watchers_interval > now => {
-                self.watchers_due = Some(sent + self.hub.config.watchers_interval);
+            Some(sent) if sent + self.rooms.config.watchers_interval > now => {
+                self.watchers_due = Some(sent + self.rooms.config.watchers_interval);
             }
             _ => self.send_watchers(),
         }
@@ -1022,8 +868,8 @@ impl GameTask {
         self.fan_out(&text);
     }
 
-    /// Publishes a seat's round trip when it is new or moved by 10 ms or more, so that
-    /// the opponent and the watchers can show it without an event at every ping.
+    /// A connection measured its round trip: the room publishes it for its seat, if it
+    /// has one, when it moved enough to matter.
     fn lag(&mut self, conn: u64, rtt_ms: u64, received: Instant) {
         let seat = self
             .subs
@@ -1031,42 +877,21 @@ impl GameTask {
             .find(|s| s.peer.conn == conn)
             .and_then(|s| s.seat);
         let Some(player) = seat else { return };
-        let last = &mut self.lag_ms[player.index()];
-        if last.is_some_and(|l| l.abs_diff(rtt_ms) < 10) || !self.game.is_playing() {
-            return;
-        }
-        *last = Some(rtt_ms);
-        // The engine judges with it from now on: a recorded entry, so that replicas and
-        // replays move the same deadlines.
-        let now = self.received_ms(received);
-        if self.game.is_playing() {
-            let events = self.game.advance(now);
-            self.game.set_lag(player, rtt_ms);
-            self.publish_play(
-                now,
-                EntryKind::Lag {
-                    player,
-                    lag_ms: rtt_ms,
-                },
-                events,
-            );
-        }
-        self.publish(Change::Lag {
-            player,
-            rtt_ms,
-            at: now,
-        });
+        let at = self.received_ms(received);
+        let now = self.now_ms();
+        self.room.lag_measured(player, rtt_ms, at, now);
+        self.flush();
     }
 
     fn seat_info(&self, p: Player) -> SeatInfo {
         let rec = &self.seats[p.index()];
-        let away = self.away[p.index()];
+        let away = self.room.away(p);
         SeatInfo {
             player_id: rec.id.clone(),
             name: rec.name.clone(),
             connected: away.is_none(),
             grace_until_ms: away.map(|a| a.until_ms),
-            lag_ms: self.lag_ms[p.index()],
+            lag_ms: self.room.lag(p),
             rating: crate::ratings::shown(rec, self.control),
         }
     }
@@ -1075,71 +900,73 @@ impl GameTask {
     /// subscribed yet.
     fn send_snapshot(&self, peer: &Peer, seat: Option<Player>) -> bool {
         let joining = seat.is_none() && !self.subs.iter().any(|s| s.peer.conn == peer.conn);
+        let (view, sand) = self.room.view();
         let snapshot = Snapshot {
             game: self.id,
-            seq: self.seq,
+            seq: self.room.seq(),
             now_ms: self.now_ms(),
             seat,
             red: self.seat_info(Player::Red),
             black: self.seat_info(Player::Black),
             watchers: self.watcher_count() + joining as u32,
-            view: GameView::of(&self.game, &self.entries),
-            sand: SandTable::of(&self.game),
+            view,
+            sand,
             rated: self.rated,
             tc: self.control,
         };
         peer.send_msg(&ServerMessage::Snapshot(Box::new(snapshot)))
     }
 
-    fn publish_play(&mut self, at_ms: u64, kind: EntryKind, events: Vec<protocol::Event>) {
-        let entry = Entry { at_ms, kind };
-        self.hub.store.submit(Write::Entry {
-            game: self.id,
-            idx: self.entries.len() as u64,
-            entry: entry.clone(),
-        });
-        self.entries.push(entry.clone());
-        if !self.game.is_playing() && !self.stored {
-            tracing::info!(game = %self.id, "game over: storing it");
-            self.store_end();
+    /// Carries out what the room did, in order: entries to the journal, the end to the
+    /// store (which holds back what follows until it is on disk), events to everyone.
+    fn flush(&mut self) {
+        let mut outs = std::mem::take(&mut self.outs);
+        self.room.take_outs(&mut outs);
+        let mut played = false;
+        for out in outs.drain(..) {
+            match out {
+                Out::Entry { idx, entry } => {
+                    played = true;
+                    self.rooms.store.submit(Write::Entry {
+                        game: self.id,
+                        idx,
+                        entry,
+                    });
+                }
+                Out::Ended => {
+                    tracing::info!(game = %self.id, "game over: storing it");
+                    self.store_end();
+                }
+                Out::Event(event) => self.send_event(event),
+            }
         }
-        self.publish(Change::Play { entry, events });
-        if self.durable.is_none() {
+        self.outs = outs;
+        if played && self.durable.is_none() {
             self.refresh_summary();
         }
     }
 
     fn refresh_summary(&mut self) {
-        let state = match self.game.status() {
+        let state = match self.room.game().status() {
             Status::Playing => "playing",
             Status::Finished { .. } => "finished",
             Status::Aborted { .. } => "aborted",
         };
         let mut summary = self.summary.lock().expect("summary lock");
-        summary.move_count = self.game.move_count();
+        summary.move_count = self.room.game().move_count();
         summary.state = state.into();
     }
 
-    /// Numbers a change, keeps it for reconnects and sends it to everyone.
-    fn publish(&mut self, change: Change) {
+    /// Sends a numbered change to everyone (held back while the end is being stored).
+    fn send_event(&mut self, event: GameEvent) {
         let began = Instant::now();
-        self.seq += 1;
-        let now_ms = self.now_ms();
-        // A `play` change is always the latest entry (see `publish_play`).
-        let entry = self.entries.len().saturating_sub(1);
-        self.history.push(self.seq, now_ms, &change, entry);
-        let text = encode(&ServerMessage::Event(Box::new(GameEvent {
-            game: self.id,
-            seq: self.seq,
-            now_ms,
-            change,
-        })));
+        let text = encode(&ServerMessage::Event(Box::new(event)));
         if self.durable.is_some() {
             self.held.push(text);
         } else {
             self.fan_out(&text);
         }
-        let m = &self.hub.metrics;
+        let m = &self.rooms.metrics;
         m.events.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         m.fanout.observe(began.elapsed());
     }
@@ -1148,7 +975,7 @@ impl GameTask {
     /// are dropped. A seat's frame may use its whole queue; a watcher's only the watch
     /// backlog, so that watching never crowds out a connection's own games.
     fn fan_out(&mut self, text: &Utf8Bytes) {
-        let backlog = self.hub.config.watch_backlog;
+        let backlog = self.rooms.config.watch_backlog;
         let mut gone = Vec::new();
         let mut behind = Vec::new();
         for seats in [true, false] {
@@ -1181,13 +1008,13 @@ impl GameTask {
     /// part of its queue kept for its own traffic) and, unless it has a seat in some game,
     /// closed.
     fn watcher_fell_behind(&mut self, peer: &Peer) {
-        let backlog = self.hub.config.watch_backlog;
+        let backlog = self.rooms.config.watch_backlog;
         tracing::info!(
             game = %self.id,
             conn = peer.conn,
             "watcher fell behind: dropped"
         );
-        self.hub
+        self.rooms
             .metrics
             .watchers_dropped
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -1212,9 +1039,11 @@ mod tests {
 
     use super::*;
     use crate::config::Config;
-    use crate::hub::Kill;
+    use crate::hub::Hub;
     use crate::lobby::SeekResult;
+    use crate::peer::Kill;
     use protocol::game::Event;
+    use protocol::record::EntryKind;
     use protocol::settings::Level;
     use protocol::wire::Change;
     use tokio::sync::watch;

@@ -24,7 +24,7 @@ use protocol::record::Entry;
 use protocol::settings::Settings;
 use protocol::wire::{Change, GameEvent, GameId, Seq, ServerMessage};
 
-use crate::hub::encode;
+use crate::codec::encode;
 
 /// One published event, as the log keeps it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

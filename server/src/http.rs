@@ -54,7 +54,7 @@ async fn metrics(State(hub): State<Arc<Hub>>) -> Response {
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        crate::metrics::render(&hub),
+        crate::hub::metrics::render(&hub),
     )
         .into_response()
 }

@@ -11,10 +11,13 @@ pub mod alarm;
 pub mod api;
 pub mod bot;
 pub mod bot_client;
+pub mod clock;
+pub mod codec;
 pub mod config;
 pub mod connection;
 pub mod events;
 pub mod game;
+pub mod glicko;
 pub mod history;
 pub mod http;
 pub mod hub;
@@ -22,15 +25,16 @@ pub mod limits;
 pub mod lobby;
 pub mod matching;
 pub mod metrics;
+pub mod peer;
 pub mod ping;
 pub mod ratings;
 pub mod request;
+pub mod room;
+pub mod rooms;
 pub mod store;
 pub mod store_ratings;
 pub mod store_tournaments;
 pub mod swiss;
-pub mod tournament;
-pub mod tournament_api;
 pub mod tournament_model;
 pub mod web;
 
@@ -89,10 +93,16 @@ pub async fn try_run_with(
     ));
     resume(&hub, &store, live).await?;
     *hub.bot.ratings.lock().expect("ratings lock") = store.ratings_of(bot::BOT_ID).await?;
-    let ratings_task = ratings::spawn(store.clone(), Arc::downgrade(&hub), hub.events.subscribe());
-    matching::spawn_sweeper(&hub);
+    let weak = Arc::downgrade(&hub);
+    let tell = move |player: &str, msg: &protocol::wire::LobbyMessage| {
+        if let Some(hub) = weak.upgrade() {
+            hub.tell_player(player, msg);
+        }
+    };
+    let ratings_task = ratings::spawn(store.clone(), tell, hub.events.subscribe());
+    hub::spawn_sweeper(&hub);
     hub.tournaments.resume(&hub).await?;
-    let tournament_task = tournament::spawn_runner(&hub);
+    let tournament_task = hub::tournament::spawn_runner(&hub);
     let shutdown_hub = hub.clone();
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "listening");
@@ -146,7 +156,7 @@ async fn resume(
             stored += 1;
             continue;
         };
-        match game::restore(hub, cut, seats) {
+        match game::restore(&hub.rooms, cut, seats) {
             Ok(_) => resumed += 1,
             Err(cut) => {
                 store.store_aborted(*cut).await?;

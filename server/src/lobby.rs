@@ -6,17 +6,15 @@
 //! made it and goes with it.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
-use axum::extract::ws::Utf8Bytes;
 use protocol::settings::Settings;
-use protocol::wire::{ChallengeId, GameId, LobbyMessage, PlayerRef, SeekId, SeekInfo, LIST_LIMIT};
+use protocol::wire::{ChallengeId, GameId, PlayerRef, SeekId};
 use rand::Rng;
 use tokio::time::Instant;
 
-use crate::connection::unix_ms;
-use crate::game;
-use crate::hub::{Hub, Peer, PlayerRec, Seeker};
+use crate::clock::unix_ms;
+use crate::peer::{Peer, PlayerRec, Seeker};
 
 /// Letters of a private game's code: no 0/O, 1/I/L.
 const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
@@ -24,25 +22,9 @@ pub const CODE_LEN: usize = 6;
 /// Challenges one player may have waiting at once.
 pub const MAX_CHALLENGES: usize = 8;
 
-/// Serialises a lobby message once.
-pub fn encode_lobby(msg: &LobbyMessage) -> Utf8Bytes {
-    serde_json::to_string(msg)
-        .expect("lobby messages always serialise")
-        .into()
-}
-
-impl Peer {
-    pub fn send_lobby(&self, msg: &LobbyMessage) -> bool {
-        match self.reply.as_ref().and_then(|r| r.id.as_ref()) {
-            Some(id) => self.send(crate::hub::with_id(msg, id)),
-            None => self.send(encode_lobby(msg)),
-        }
-    }
-}
-
 /// A private game's code as typed (any case, spaces around), upper-cased; `bad_code` if
 /// it cannot be one.
-fn game_code(code: &str) -> Result<String, Refusal> {
+pub(crate) fn game_code(code: &str) -> Result<String, Refusal> {
     let code = code.trim().to_ascii_uppercase();
     if code.len() != CODE_LEN || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
         return Err((
@@ -87,11 +69,11 @@ pub struct Online {
 pub struct Lobby {
     /// Oldest first.
     pub(crate) seeks: Vec<Seek>,
-    next_seek: SeekId,
-    challenges: HashMap<ChallengeId, Challenge>,
-    next_challenge: ChallengeId,
+    pub(crate) next_seek: SeekId,
+    pub(crate) challenges: HashMap<ChallengeId, Challenge>,
+    pub(crate) next_challenge: ChallengeId,
     /// By player id.
-    online: HashMap<String, Online>,
+    pub(crate) online: HashMap<String, Online>,
 }
 
 /// How seats are given.
@@ -152,7 +134,7 @@ impl Lobby {
         id
     }
 
-    fn new_code(&self) -> String {
+    pub(crate) fn new_code(&self) -> String {
         let mut rng = rand::thread_rng();
         loop {
             let code: String = (0..CODE_LEN)
@@ -166,7 +148,7 @@ impl Lobby {
 }
 
 /// Who is online, without a rating (one per time control: none is the one to show).
-fn online_ref(p: &PlayerRec) -> PlayerRef {
+pub(crate) fn online_ref(p: &PlayerRec) -> PlayerRef {
     PlayerRef {
         player_id: p.id.clone(),
         name: p.name.clone(),
@@ -174,487 +156,10 @@ fn online_ref(p: &PlayerRec) -> PlayerRef {
     }
 }
 
-fn player_ref(p: &PlayerRec, settings: &Settings) -> PlayerRef {
+pub(crate) fn player_ref(p: &PlayerRec, settings: &Settings) -> PlayerRef {
     PlayerRef {
         player_id: p.id.clone(),
         name: p.name.clone(),
         rating: crate::ratings::shown(p, protocol::rating::TimeControl::of(settings)),
-    }
-}
-
-impl Hub {
-    pub(crate) fn lobby(&self) -> std::sync::MutexGuard<'_, Lobby> {
-        self.lobby.lock().expect("lobby lock")
-    }
-
-    /// Starts a game between two players; both get its snapshot. `rated`: what they
-    /// asked for (`None`: the default, see `ratings::is_rated`).
-    pub fn start_game(
-        self: &Arc<Self>,
-        settings: Settings,
-        rated: Option<bool>,
-        players: [Seeker; 2],
-        seats: Seats,
-    ) -> GameId {
-        self.start_game_with(settings, rated, players, seats, None)
-    }
-
-    /// [`Hub::start_game`]; a private game (joined by its `code`) is not listed, and only
-    /// its players, or a watcher who has the code, may follow it.
-    pub fn start_game_with(
-        self: &Arc<Self>,
-        settings: Settings,
-        rated: Option<bool>,
-        players: [Seeker; 2],
-        seats: Seats,
-        code: Option<String>,
-    ) -> GameId {
-        let [a, b] = players;
-        let (red, black) = if seats == Seats::Random && rand::random::<bool>() {
-            (b, a)
-        } else {
-            (a, b)
-        };
-        // v7: ids are unique across restarts and nodes, and sort by creation.
-        let id = GameId::now_v7();
-        let options = game::Options {
-            rated,
-            code,
-            ..Default::default()
-        };
-        game::spawn(self.clone(), id, settings, [red, black], options);
-        id
-    }
-
-    /// Starts a game with these seats as given (`[red, black]`) and these options.
-    pub fn start_game_opts(
-        self: &Arc<Self>,
-        settings: Settings,
-        players: [Seeker; 2],
-        options: game::Options,
-    ) -> GameId {
-        let id = GameId::now_v7();
-        game::spawn(self.clone(), id, settings, players, options);
-        id
-    }
-
-    /// The newest connection of an online player.
-    pub fn online_peer(&self, player_id: &str) -> Option<Peer> {
-        let lobby = self.lobby();
-        let online = lobby.online.get(player_id)?;
-        online.peers.iter().rev().find(|p| !p.is_gone()).cloned()
-    }
-
-    /// Tells every connection of a player (if online).
-    pub fn tell_player(&self, player_id: &str, msg: &LobbyMessage) {
-        let text = encode_lobby(msg);
-        let lobby = self.lobby();
-        if let Some(o) = lobby.online.get(player_id) {
-            for p in &o.peers {
-                p.send(text.clone());
-            }
-        }
-    }
-
-    pub fn lobby_sizes(&self) -> LobbySizes {
-        let lobby = self.lobby();
-        let private = lobby.seeks.iter().filter(|s| s.code.is_some()).count();
-        LobbySizes {
-            open_seeks: lobby.seeks.len() - private,
-            private_seeks: private,
-            challenges: lobby.challenges.len(),
-            online_players: lobby.online.len(),
-        }
-    }
-
-    // ----- quick match and open seeks -----
-
-    /// Open seeks, oldest first.
-    /// Who is online, by name (case-insensitive; at most [`LIST_LIMIT`]), and how many.
-    pub fn list_players(&self) -> (Vec<PlayerRef>, usize) {
-        let lobby = self.lobby();
-        let online = lobby.online.len();
-        let mut players: Vec<PlayerRef> = lobby
-            .online
-            .values()
-            .map(|o| online_ref(&o.player))
-            .collect();
-        drop(lobby);
-        let key = |p: &PlayerRef| (p.name.to_lowercase(), p.player_id.clone());
-        // The first LIST_LIMIT by name without sorting them all.
-        if players.len() > LIST_LIMIT {
-            players.select_nth_unstable_by_key(LIST_LIMIT, key);
-            players.truncate(LIST_LIMIT);
-        }
-        players.sort_by_key(key);
-        (players, online)
-    }
-
-    pub fn list_seeks(&self) -> Vec<SeekInfo> {
-        let mut lobby = self.lobby();
-        lobby.prune(None);
-        lobby
-            .seeks
-            .iter()
-            .filter(|s| s.code.is_none())
-            .take(LIST_LIMIT)
-            .map(|s| SeekInfo {
-                seek: s.id,
-                player: player_ref(&s.seeker.player, &s.settings),
-                settings: s.settings.clone(),
-                since_ms: s.since_ms,
-                rated: s.rated,
-            })
-            .collect()
-    }
-
-    /// Takes open seek `id`: the game starts with its settings.
-    pub fn accept_seek(self: &Arc<Self>, id: SeekId, seeker: Seeker) -> Result<GameId, Refusal> {
-        let mut lobby = self.lobby();
-        lobby.prune(None);
-        let Some(i) = lobby
-            .seeks
-            .iter()
-            .position(|s| s.id == id && s.code.is_none())
-        else {
-            return Err((
-                "unknown_seek",
-                format!("there is no open seek {id}: list_seeks shows those waiting"),
-            ));
-        };
-        if lobby.seeks[i].seeker.player.id == seeker.player.id {
-            return Err(("own_seek", "this is your own seek".into()));
-        }
-        let other = lobby.seeks.remove(i);
-        lobby.prune(Some(seeker.peer.conn));
-        drop(lobby);
-        Ok(self.start_game(
-            other.settings,
-            Some(other.rated),
-            [other.seeker, seeker],
-            Seats::Random,
-        ))
-    }
-
-    /// Withdraws a connection's seek (open or private); true if it had one.
-    pub fn cancel_seek(&self, conn: u64) -> bool {
-        let mut lobby = self.lobby();
-        let before = lobby.seeks.len();
-        lobby.seeks.retain(|s| s.seeker.peer.conn != conn);
-        lobby.seeks.len() != before
-    }
-
-    /// Every seek withdrawn (shutdown): their connections get `seek_cancelled`.
-    pub fn cancel_all_seeks(&self) {
-        let seeks = std::mem::take(&mut self.lobby().seeks);
-        for s in seeks {
-            s.seeker
-                .peer
-                .send_msg(&protocol::wire::ServerMessage::SeekCancelled);
-        }
-    }
-
-    // ----- private games -----
-
-    /// Hosts a private game: returns its code.
-    pub fn host(&self, settings: Settings, seeker: Seeker) -> String {
-        let mut lobby = self.lobby();
-        lobby.prune(Some(seeker.peer.conn));
-        let code = lobby.new_code();
-        let rated = crate::matching::wants_rated(None, &settings);
-        lobby.add_seek(settings, rated, seeker, Some(code.clone()));
-        code
-    }
-
-    /// Joins the private game hosted under `code`.
-    pub fn join_code(self: &Arc<Self>, code: &str, seeker: Seeker) -> Result<GameId, Refusal> {
-        let code = game_code(code)?;
-        let mut lobby = self.lobby();
-        lobby.prune(None);
-        let Some(i) = lobby
-            .seeks
-            .iter()
-            .position(|s| s.code.as_deref() == Some(&code))
-        else {
-            return Err((
-                "unknown_code",
-                format!("no game is waiting under the code {code}"),
-            ));
-        };
-        if lobby.seeks[i].seeker.player.id == seeker.player.id {
-            return Err(("own_seek", "this is your own private game".into()));
-        }
-        let host = lobby.seeks.remove(i);
-        lobby.prune(Some(seeker.peer.conn));
-        drop(lobby);
-        Ok(self.start_game_with(
-            host.settings,
-            Some(host.rated),
-            [host.seeker, seeker],
-            Seats::Random,
-            Some(code),
-        ))
-    }
-
-    /// The newest live game started from this private code (a rematch keeps the code).
-    pub fn game_of_code(&self, code: &str) -> Result<GameId, Refusal> {
-        let code = game_code(code)?;
-        self.games
-            .iter()
-            .filter(|g| g.code.as_deref() == Some(code.as_str()))
-            .map(|g| *g.key())
-            .max()
-            .ok_or_else(|| {
-                (
-                    "unknown_code",
-                    format!("no live game was started from the code {code}"),
-                )
-            })
-    }
-
-    // ----- who is online -----
-
-    /// A connection of `player` said hello.
-    pub fn online_add(&self, player: &Arc<PlayerRec>, peer: Peer) {
-        let mut lobby = self.lobby();
-        lobby
-            .online
-            .entry(player.id.clone())
-            .or_insert_with(|| Online {
-                player: player.clone(),
-                peers: Vec::new(),
-            })
-            .peers
-            .push(peer);
-    }
-
-    /// A connection went: its seek, its challenges, and (if it was the player's last)
-    /// the challenges waiting for him go too; the other sides are told.
-    pub fn connection_gone(&self, player: Option<&PlayerRec>, conn: u64) {
-        let mut lobby = self.lobby();
-        lobby.seeks.retain(|s| s.seeker.peer.conn != conn);
-        let mut last = false;
-        if let Some(p) = player {
-            if let Some(o) = lobby.online.get_mut(&p.id) {
-                o.peers.retain(|peer| peer.conn != conn);
-                if o.peers.is_empty() {
-                    lobby.online.remove(&p.id);
-                    last = true;
-                }
-            }
-        }
-        let gone: Vec<ChallengeId> = lobby
-            .challenges
-            .values()
-            .filter(|c| {
-                c.from.peer.conn == conn || (last && player.is_some_and(|p| c.to.id == p.id))
-            })
-            .map(|c| c.id)
-            .collect();
-        for id in gone {
-            if let Some(c) = lobby.challenges.remove(&id) {
-                close_challenge(&lobby, &c, "gone");
-            }
-        }
-    }
-
-    // ----- challenges -----
-
-    /// Challenges the online player `to` (an id, or a name only one online player has).
-    pub fn challenge(
-        self: &Arc<Self>,
-        from: Seeker,
-        to: &str,
-        settings: Settings,
-        rated: Option<bool>,
-    ) -> Result<(), Refusal> {
-        let rated = crate::matching::wants_rated(rated, &settings);
-        let mut lobby = self.lobby();
-        let target = match lobby.online.get(to) {
-            Some(o) => o.player.clone(),
-            None => {
-                let named: Vec<&Online> = lobby
-                    .online
-                    .values()
-                    .filter(|o| o.player.name == to)
-                    .collect();
-                match named[..] {
-                    [one] => one.player.clone(),
-                    [] => {
-                        return Err((
-                            "unknown_player",
-                            format!("no online player has the id or name {to:?}"),
-                        ))
-                    }
-                    _ => {
-                        return Err((
-                            "ambiguous_player",
-                            format!("several online players are named {to:?}: use a player id"),
-                        ))
-                    }
-                }
-            }
-        };
-        if target.id == from.player.id {
-            return Err(("own_challenge", "you cannot challenge yourself".into()));
-        }
-        if target.bot {
-            return Err((
-                "unknown_player",
-                "the computer does not take challenges: use play_bot".into(),
-            ));
-        }
-        let mine = lobby
-            .challenges
-            .values()
-            .filter(|c| c.from.player.id == from.player.id)
-            .count();
-        if mine >= MAX_CHALLENGES {
-            return Err((
-                "too_many_challenges",
-                format!("at most {MAX_CHALLENGES} challenges may wait at once"),
-            ));
-        }
-        lobby.next_challenge += 1;
-        let id = lobby.next_challenge;
-        let timeout = self.config.challenge_timeout;
-        let expires_ms = unix_ms() + timeout.as_millis() as u64;
-        from.peer.send_lobby(&LobbyMessage::ChallengeSent {
-            challenge: id,
-            to: player_ref(&target, &settings),
-            settings: settings.clone(),
-            expires_ms,
-            rated,
-        });
-        // Only `challenge_sent` answers the challenge message: what comes later does not.
-        let from = Seeker {
-            peer: from.peer.replying(None),
-            ..from
-        };
-        let offer = encode_lobby(&LobbyMessage::Challenged {
-            challenge: id,
-            from: player_ref(&from.player, &settings),
-            settings: settings.clone(),
-            expires_ms,
-            rated,
-        });
-        if let Some(o) = lobby.online.get(&target.id) {
-            for p in &o.peers {
-                p.send(offer.clone());
-            }
-        }
-        lobby.challenges.insert(
-            id,
-            Challenge {
-                id,
-                from,
-                to: target,
-                settings,
-                rated,
-                expires_ms,
-            },
-        );
-        drop(lobby);
-        // No challenge waits forever.
-        let hub: Weak<Hub> = Arc::downgrade(self);
-        let deadline = Instant::now() + timeout;
-        tokio::spawn(async move {
-            tokio::time::sleep_until(deadline).await;
-            if let Some(hub) = hub.upgrade() {
-                let mut lobby = hub.lobby();
-                if let Some(c) = lobby.challenges.remove(&id) {
-                    close_challenge(&lobby, &c, "expired");
-                }
-            }
-        });
-        Ok(())
-    }
-
-    fn take_challenge(
-        &self,
-        id: ChallengeId,
-        player: &PlayerRec,
-        as_target: bool,
-    ) -> Result<(std::sync::MutexGuard<'_, Lobby>, Challenge), Refusal> {
-        let mut lobby = self.lobby();
-        let mine = lobby.challenges.get(&id).is_some_and(|c| {
-            if as_target {
-                c.to.id == player.id
-            } else {
-                c.from.player.id == player.id
-            }
-        });
-        if !mine {
-            return Err((
-                "unknown_challenge",
-                format!(
-                    "there is no challenge {id} {} you",
-                    if as_target { "to" } else { "from" }
-                ),
-            ));
-        }
-        let c = lobby.challenges.remove(&id).expect("checked");
-        Ok((lobby, c))
-    }
-
-    /// Accepts challenge `id`: the game starts (seats drawn at random).
-    pub fn accept_challenge(
-        self: &Arc<Self>,
-        id: ChallengeId,
-        seeker: Seeker,
-    ) -> Result<GameId, Refusal> {
-        let (lobby, c) = self.take_challenge(id, &seeker.player, true)?;
-        if c.from.peer.is_gone() {
-            close_challenge(&lobby, &c, "gone");
-            return Err(("unknown_challenge", "the challenger has left".into()));
-        }
-        drop(lobby);
-        Ok(self.start_game(c.settings, Some(c.rated), [c.from, seeker], Seats::Random))
-    }
-
-    pub fn decline_challenge(&self, id: ChallengeId, player: &PlayerRec) -> Result<(), Refusal> {
-        let (lobby, c) = self.take_challenge(id, player, true)?;
-        close_challenge(&lobby, &c, "declined");
-        Ok(())
-    }
-
-    pub fn cancel_challenge(&self, id: ChallengeId, player: &PlayerRec) -> Result<(), Refusal> {
-        let (lobby, c) = self.take_challenge(id, player, false)?;
-        close_challenge(&lobby, &c, "cancelled");
-        Ok(())
-    }
-
-    /// Every challenge closed (shutdown).
-    pub fn close_all_challenges(&self) {
-        let mut lobby = self.lobby();
-        let all: Vec<Challenge> = lobby.challenges.drain().map(|(_, c)| c).collect();
-        for c in all {
-            close_challenge(&lobby, &c, "shutting_down");
-        }
-    }
-
-    /// Tells every online connection.
-    pub fn broadcast(&self, msg: &LobbyMessage) {
-        let text = encode_lobby(msg);
-        let lobby = self.lobby();
-        for o in lobby.online.values() {
-            for p in &o.peers {
-                p.send(text.clone());
-            }
-        }
-    }
-}
-
-/// Tells both sides of a challenge that it is over.
-fn close_challenge(lobby: &Lobby, c: &Challenge, reason: &str) {
-    let text = encode_lobby(&LobbyMessage::ChallengeClosed {
-        challenge: c.id,
-        reason: reason.into(),
-    });
-    c.from.peer.send(text.clone());
-    if let Some(o) = lobby.online.get(&c.to.id) {
-        for p in &o.peers {
-            p.send(text.clone());
-        }
     }
 }

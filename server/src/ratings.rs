@@ -13,94 +13,20 @@
 //! memory (each [`PlayerRec`] holds his, shared by every seat of his) and stores them
 //! with one history row per player and game (`ratings`, `rating_changes`).
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use protocol::game::Player;
 use protocol::rating::{ShownRating, TimeControl};
-use skillratings::glicko2::{glicko2, Glicko2Config, Glicko2Rating};
-use skillratings::Outcomes;
+use skillratings::glicko2::Glicko2Rating;
 use tokio::sync::mpsc;
 
 use crate::events::{Ending, GameOver};
-use crate::hub::PlayerRec;
+pub use crate::glicko::*;
+use crate::peer::PlayerRec;
 use crate::store::Store;
 
-/// A new player's rating, deviation and volatility (lichess).
-pub const START: Glicko2Rating = Glicko2Rating {
-    rating: 1500.0,
-    deviation: 500.0,
-    volatility: 0.09,
-};
-/// The system constant τ (lichess).
-pub const TAU: f64 = 0.75;
 /// Events handled in one database transaction.
 const BATCH: usize = 256;
-
-/// The Glicko-2 configuration of every rated game.
-pub fn config() -> Glicko2Config {
-    Glicko2Config {
-        tau: TAU,
-        ..Glicko2Config::new()
-    }
-}
-
-/// A player's standing in one control.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Rated {
-    pub glicko: Glicko2Rating,
-    pub games: u32,
-    pub wins: u32,
-    pub losses: u32,
-    pub draws: u32,
-}
-
-impl Default for Rated {
-    fn default() -> Rated {
-        Rated {
-            glicko: START,
-            games: 0,
-            wins: 0,
-            losses: 0,
-            draws: 0,
-        }
-    }
-}
-
-impl Rated {
-    pub fn shown(&self) -> ShownRating {
-        ShownRating::new(self.glicko.rating, self.glicko.deviation)
-    }
-
-    /// After one more game scored `score` (1, 0.5, 0) with rating `glicko`.
-    fn after(mut self, glicko: Glicko2Rating, score: f64) -> Rated {
-        self.glicko = glicko;
-        self.games += 1;
-        if score > 0.75 {
-            self.wins += 1;
-        } else if score < 0.25 {
-            self.losses += 1;
-        } else {
-            self.draws += 1;
-        }
-        self
-    }
-}
-
-/// A player's ratings by control; a control he never played rated is at [`START`].
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PlayerRatings {
-    pub by_tc: BTreeMap<TimeControl, Rated>,
-}
-
-impl PlayerRatings {
-    pub fn get(&self, tc: TimeControl) -> Rated {
-        self.by_tc.get(&tc).copied().unwrap_or_default()
-    }
-}
-
-/// A player's ratings, shared by every seat of his.
-pub type SharedRatings = Arc<Mutex<PlayerRatings>>;
 
 /// What `tc` shows beside `player`'s name.
 pub fn shown(player: &PlayerRec, tc: Option<TimeControl>) -> Option<ShownRating> {
@@ -116,19 +42,6 @@ pub fn is_rated(
     players: [&PlayerRec; 2],
 ) -> bool {
     asked.unwrap_or(true) && control.is_some() && players[0].id != players[1].id
-}
-
-/// Both players' ratings after one game: `score` is the first player's (1, 0.5, 0).
-pub fn update(a: &Rated, b: &Rated, score: f64) -> (Rated, Rated) {
-    let outcome = if score > 0.75 {
-        Outcomes::WIN
-    } else if score < 0.25 {
-        Outcomes::LOSS
-    } else {
-        Outcomes::DRAW
-    };
-    let (ga, gb) = glicko2(&a.glicko, &b.glicko, &outcome, &config());
-    (a.after(ga, score), b.after(gb, 1.0 - score))
 }
 
 /// One player's change in one rated game, as stored.
@@ -205,10 +118,11 @@ pub fn apply(event: &GameOver) -> Vec<Change> {
 /// The ratings task: applies every game-over event in order and stores the changes, a
 /// batch per transaction; then tells each player (`rating_changed`). Holding the events
 /// (and so the players) until they are stored keeps a player's ratings in memory until
-/// the database has them. Ends when the events close.
+/// the database has them. Ends when the events close. `tell` delivers a message to a
+/// player's connections, wherever they are.
 pub fn spawn(
     store: Store,
-    hub: std::sync::Weak<crate::hub::Hub>,
+    tell: impl Fn(&str, &protocol::wire::LobbyMessage) + Send + 'static,
     mut rx: mpsc::Receiver<Arc<GameOver>>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
@@ -219,18 +133,16 @@ pub fn spawn(
                 if let Err(e) = store.write_rating_changes(&changes).await {
                     tracing::error!(error = %e, "storing rating changes failed");
                 }
-                if let Some(hub) = hub.upgrade() {
-                    for c in &changes {
-                        hub.tell_player(
-                            &c.player_id,
-                            &protocol::wire::LobbyMessage::RatingChanged {
-                                game: c.game_id,
-                                tc: c.tc,
-                                before: ShownRating::new(c.before.rating, c.before.deviation),
-                                after: c.after.shown(),
-                            },
-                        );
-                    }
+                for c in &changes {
+                    tell(
+                        &c.player_id,
+                        &protocol::wire::LobbyMessage::RatingChanged {
+                            game: c.game_id,
+                            tc: c.tc,
+                            before: ShownRating::new(c.before.rating, c.before.deviation),
+                            after: c.after.shown(),
+                        },
+                    );
                 }
             }
             batch.clear();
@@ -241,7 +153,8 @@ pub fn spawn(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skillratings::glicko2::glicko2_rating_period;
+    use skillratings::glicko2::{glicko2_rating_period, Glicko2Config};
+    use skillratings::Outcomes;
 
     /// Glickman's worked example ("Example of the Glicko-2 system", τ = 0.5): a 1500/200
     /// player beats a 1400/30, loses to a 1550/100 and to a 1700/300 in one period.

@@ -9,8 +9,38 @@ use protocol::settings::{Settings, FIXED};
 use protocol::wire::{ClientMessage, RequestId};
 use serde_json::{Map, Value};
 
-use crate::connection::CLIENT_TYPES;
 use crate::Config;
+
+/// The `type` tags a client may send; anything else is `unknown_message`.
+pub const CLIENT_TYPES: [&str; 27] = [
+    "hello",
+    "seek",
+    "cancel_seek",
+    "list_games",
+    "watch",
+    "watch_code",
+    "join",
+    "leave",
+    "act",
+    "claim_abandonment",
+    "ping",
+    "pong",
+    "list_seeks",
+    "list_players",
+    "accept_seek",
+    "challenge",
+    "accept_challenge",
+    "decline_challenge",
+    "cancel_challenge",
+    "host",
+    "join_code",
+    "rematch",
+    "decline_rematch",
+    "play_bot",
+    "tournament_create",
+    "tournament_join",
+    "tournament_withdraw",
+];
 
 /// A refused message: its error code and the message for people.
 pub type Refused = (&'static str, String);

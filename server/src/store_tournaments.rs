@@ -5,9 +5,9 @@ use protocol::api::{TournamentSummary, FINISHED_LIMIT};
 use protocol::rating::TimeControl;
 use sqlx::Row;
 
+use crate::hub::tournament::{TPlayer, TState, Tournament};
 use crate::store::{game_id_of_text, game_id_text, Store};
 use crate::swiss::{Entrant, GameResult, Pairing, Round};
-use crate::tournament::{TPlayer, TState, Tournament};
 
 fn ms(v: u64) -> i64 {
     v.min(i64::MAX as u64) as i64

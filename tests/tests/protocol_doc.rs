@@ -47,7 +47,7 @@ fn protocol_doc_names_every_message() {
     let schema = protocol::wire::json_schema();
     let doc = std::fs::read_to_string(docs().join("PROTOCOL.md")).expect("docs/PROTOCOL.md");
     let client = tags(&schema, "ClientMessage");
-    assert_eq!(client, server::connection::CLIENT_TYPES.to_vec());
+    assert_eq!(client, server::request::CLIENT_TYPES.to_vec());
     let lobby = tags(&schema, "LobbyMessage");
     for tag in client
         .iter()

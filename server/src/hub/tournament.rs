@@ -17,10 +17,11 @@ use protocol::settings::{GameClock, Level, Settings};
 use protocol::wire::LobbyMessage;
 use tokio::sync::{mpsc, Mutex, Notify};
 
-use crate::connection::unix_ms;
+use crate::clock::unix_ms;
 use crate::events::{Ending, GameOver, TournamentGame};
-use crate::hub::{Hub, PlayerRec, Seeker};
+use crate::hub::Hub;
 use crate::lobby::Refusal;
+use crate::peer::{PlayerRec, Seeker};
 use crate::swiss::{self, Entrant, GameResult};
 
 pub use crate::tournament_model::{result_text, TPlayer, TState, Tournament};

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use protocol::api::TournamentList;
 
-use crate::api::{problem, unavailable};
+use super::{problem, unavailable};
 use crate::hub::Hub;
 
 /// Upcoming and running tournaments, then the last finished ones.

@@ -14,13 +14,15 @@ use protocol::rating::TimeControl;
 
 use crate::hub::Hub;
 
+mod tournaments;
+
 /// The API's routes, merged into the server's router.
 pub fn routes() -> Router<Arc<Hub>> {
     Router::new()
         .route("/api/leaderboard", get(leaderboard))
         .route("/api/players/{name}", get(player))
-        .route("/api/tournaments", get(crate::tournament_api::list))
-        .route("/api/tournaments/{id}", get(crate::tournament_api::show))
+        .route("/api/tournaments", get(tournaments::list))
+        .route("/api/tournaments/{id}", get(tournaments::show))
 }
 
 /// An error answer.

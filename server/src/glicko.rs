@@ -1,0 +1,97 @@
+//! Glicko-2 through the `skillratings` crate with lichess's parameters: a player's
+//! standing in each named time control and the update after one game. A leaf: pure
+//! figures, no players, games or storage (see `ratings` for those).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use protocol::rating::{ShownRating, TimeControl};
+use skillratings::glicko2::{glicko2, Glicko2Config, Glicko2Rating};
+use skillratings::Outcomes;
+
+/// A new player's rating, deviation and volatility (lichess).
+pub const START: Glicko2Rating = Glicko2Rating {
+    rating: 1500.0,
+    deviation: 500.0,
+    volatility: 0.09,
+};
+/// The system constant τ (lichess).
+pub const TAU: f64 = 0.75;
+
+/// The Glicko-2 configuration of every rated game.
+pub fn config() -> Glicko2Config {
+    Glicko2Config {
+        tau: TAU,
+        ..Glicko2Config::new()
+    }
+}
+
+/// A player's standing in one control.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rated {
+    pub glicko: Glicko2Rating,
+    pub games: u32,
+    pub wins: u32,
+    pub losses: u32,
+    pub draws: u32,
+}
+
+impl Default for Rated {
+    fn default() -> Rated {
+        Rated {
+            glicko: START,
+            games: 0,
+            wins: 0,
+            losses: 0,
+            draws: 0,
+        }
+    }
+}
+
+impl Rated {
+    pub fn shown(&self) -> ShownRating {
+        ShownRating::new(self.glicko.rating, self.glicko.deviation)
+    }
+
+    /// After one more game scored `score` (1, 0.5, 0) with rating `glicko`.
+    fn after(mut self, glicko: Glicko2Rating, score: f64) -> Rated {
+        self.glicko = glicko;
+        self.games += 1;
+        if score > 0.75 {
+            self.wins += 1;
+        } else if score < 0.25 {
+            self.losses += 1;
+        } else {
+            self.draws += 1;
+        }
+        self
+    }
+}
+
+/// A player's ratings by control; a control he never played rated is at [`START`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PlayerRatings {
+    pub by_tc: BTreeMap<TimeControl, Rated>,
+}
+
+impl PlayerRatings {
+    pub fn get(&self, tc: TimeControl) -> Rated {
+        self.by_tc.get(&tc).copied().unwrap_or_default()
+    }
+}
+
+/// A player's ratings, shared by every seat of his.
+pub type SharedRatings = Arc<Mutex<PlayerRatings>>;
+
+/// Both players' ratings after one game: `score` is the first player's (1, 0.5, 0).
+pub fn update(a: &Rated, b: &Rated, score: f64) -> (Rated, Rated) {
+    let outcome = if score > 0.75 {
+        Outcomes::WIN
+    } else if score < 0.25 {
+        Outcomes::LOSS
+    } else {
+        Outcomes::DRAW
+    };
+    let (ga, gb) = glicko2(&a.glicko, &b.glicko, &outcome, &config());
+    (a.after(ga, score), b.after(gb, 1.0 - score))
+}

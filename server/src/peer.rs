@@ -1,0 +1,214 @@
+//! A connection as games and the lobby see it: who the player is ([`PlayerRec`]) and
+//! where his frames go ([`Peer`], a bounded queue nobody waits on), plus the one-shot
+//! close signal ([`Kill`]). A leaf: it knows no game, lobby or hub.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::extract::ws::Utf8Bytes;
+use protocol::wire::{GameId, LobbyMessage, ServerMessage};
+use tokio::sync::{mpsc, Notify};
+
+use crate::codec::{encode, encode_reply, Reply};
+
+/// A registered player.
+#[derive(Debug)]
+pub struct PlayerRec {
+    pub id: String,
+    pub name: String,
+    /// The computer (an in-process bot seat).
+    pub bot: bool,
+    /// A bot seat's level, as its opponent chose it (kept with the seat, so a rematch
+    /// plays at the same level); `None`: the server's `--bot-level`.
+    pub bot_level: Option<protocol::bot::BotLevel>,
+    /// His ratings by time control, shared by every seat of his (see `ratings`).
+    pub ratings: crate::glicko::SharedRatings,
+}
+
+/// Why a connection is being closed: websocket close code and reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CloseReason {
+    pub code: u16,
+    pub reason: &'static str,
+}
+
+/// Tells a connection to close, once.
+#[derive(Default)]
+pub struct Kill {
+    reason: OnceLock<CloseReason>,
+    notify: Notify,
+}
+
+impl Kill {
+    pub fn kill(&self, code: u16, reason: &'static str) {
+        if self.reason.set(CloseReason { code, reason }).is_ok() {
+            self.notify.notify_waiters();
+            self.notify.notify_one();
+        }
+    }
+    pub fn reason(&self) -> Option<CloseReason> {
+        self.reason.get().copied()
+    }
+    /// Resolves once [`Kill::kill`] was called.
+    pub async fn killed(&self) -> CloseReason {
+        loop {
+            let notified = self.notify.notified();
+            if let Some(r) = self.reason() {
+                return r;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// Close code for a client that stopped reading.
+pub const CLOSE_SLOW: u16 = 1008;
+/// Close reason for a watcher (with no seat anywhere) that did not keep up with a game.
+pub const CLOSE_FELL_BEHIND: &str = "too slow: fell behind a watched game";
+
+/// The sending side of one connection: a bounded queue of ready-made text frames. Nobody
+/// ever waits on it: when it is full, the connection is cut off.
+#[derive(Clone)]
+pub struct Peer {
+    pub conn: u64,
+    pub tx: mpsc::Sender<Utf8Bytes>,
+    pub kill: Arc<Kill>,
+    pub seated: Arc<Seated>,
+    /// Set on a copy of the peer handed along with one client message: what its answers
+    /// echo (see [`Reply`]).
+    pub reply: Option<Arc<Reply>>,
+}
+
+/// What a connection shares with the games it sits in: those games, kept by the game
+/// tasks (a seat can be given by another player's seek), so that the connection reports
+/// its lag to exactly them without scanning every game; and its last measured round trip,
+/// which a game publishes as soon as the seat joins.
+#[derive(Default)]
+pub struct Seated {
+    games: std::sync::Mutex<Vec<GameId>>,
+    /// Milliseconds plus one; 0 until measured.
+    lag: std::sync::atomic::AtomicU64,
+}
+
+impl Seated {
+    pub fn add(&self, game: GameId) {
+        let mut games = self.games.lock().expect("seated lock");
+        if !games.contains(&game) {
+            games.push(game);
+        }
+    }
+
+    pub fn remove(&self, game: GameId) {
+        self.games
+            .lock()
+            .expect("seated lock")
+            .retain(|&g| g != game);
+    }
+
+    pub fn list(&self) -> Vec<GameId> {
+        self.games.lock().expect("seated lock").clone()
+    }
+
+    pub fn set_lag(&self, rtt_ms: u64) {
+        self.lag.store(
+            rtt_ms.saturating_add(1),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
+    pub fn lag(&self) -> Option<u64> {
+        let v = self.lag.load(std::sync::atomic::Ordering::Relaxed);
+        v.checked_sub(1)
+    }
+}
+
+impl Peer {
+    /// Queues a frame; false if the connection is gone or was cut off for not reading.
+    pub fn send(&self, text: Utf8Bytes) -> bool {
+        match self.tx.try_send(text) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.kill.kill(
+                    CLOSE_SLOW,
+                    "outbound queue full: the client stopped reading",
+                );
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    pub fn send_msg(&self, msg: &ServerMessage) -> bool {
+        match &self.reply {
+            Some(reply) => self.send(encode_reply(msg, reply)),
+            None => self.send(encode(msg)),
+        }
+    }
+
+    /// This peer, for the answers to one client message.
+    pub fn replying(&self, reply: Option<Arc<Reply>>) -> Peer {
+        Peer {
+            reply,
+            ..self.clone()
+        }
+    }
+
+    /// Queues a frame of a game this connection watches, unless `backlog` frames already
+    /// wait: the rest of the queue is kept for the connection's own traffic (its seats,
+    /// its answers), so that other people's games can never fill it.
+    pub fn send_watched(&self, text: Utf8Bytes, backlog: usize) -> Delivery {
+        if self.is_gone() {
+            return Delivery::Gone;
+        }
+        let waiting = self.tx.max_capacity() - self.tx.capacity();
+        if waiting >= backlog.min(self.tx.max_capacity()) {
+            return Delivery::Behind;
+        }
+        if self.send(text) {
+            Delivery::Sent
+        } else {
+            Delivery::Gone
+        }
+    }
+
+    /// Frames this peer can still be sent without filling its queue; for a game it only
+    /// watches (`watch_backlog` given), without passing that backlog.
+    pub fn room(&self, watch_backlog: Option<usize>) -> usize {
+        let free = self.tx.capacity();
+        match watch_backlog {
+            Some(backlog) => {
+                let waiting = self.tx.max_capacity() - free;
+                free.min(backlog.saturating_sub(waiting))
+            }
+            None => free,
+        }
+    }
+
+    pub fn is_gone(&self) -> bool {
+        self.tx.is_closed() || self.kill.reason().is_some()
+    }
+}
+
+/// What became of a frame for a watcher.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    Sent,
+    /// Too many of the connection's frames wait: it does not keep up.
+    Behind,
+    /// The connection is gone or was cut off.
+    Gone,
+}
+
+/// A player waiting for an opponent with the same settings.
+pub struct Seeker {
+    pub player: Arc<PlayerRec>,
+    pub peer: Peer,
+}
+
+impl Peer {
+    pub fn send_lobby(&self, msg: &LobbyMessage) -> bool {
+        match self.reply.as_ref().and_then(|r| r.id.as_ref()) {
+            Some(id) => self.send(crate::codec::with_id(msg, id)),
+            None => self.send(crate::codec::encode_lobby(msg)),
+        }
+    }
+}

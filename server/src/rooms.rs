@@ -1,0 +1,214 @@
+//! The live games and what every game needs (configuration, store, metrics, alarms, the
+//! game-over events): the layer below the hub. A game task holds this, never the hub.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use dashmap::DashMap;
+use protocol::game::Action;
+use protocol::wire::{GameId, GameSummary, Seq};
+use tokio::sync::{mpsc, watch, Notify};
+use tokio::time::Instant;
+
+use crate::config::Config;
+use crate::peer::{Peer, PlayerRec};
+use crate::store::Store;
+
+/// What a connection asks of a game.
+pub enum GameCmd {
+    /// Receive the game's events: as a player if `player` has a seat, else as a watcher.
+    Subscribe {
+        peer: Peer,
+        player: Option<Arc<PlayerRec>>,
+        after_seq: Option<Seq>,
+    },
+    Unsubscribe {
+        conn: u64,
+        /// Answer `left` (or `not_subscribed`) to this peer.
+        reply: Option<Peer>,
+    },
+    Act {
+        peer: Peer,
+        player: Arc<PlayerRec>,
+        action: Action,
+        /// When the server read the frame: the action happens at this instant.
+        received: Instant,
+    },
+    ClaimAbandonment {
+        peer: Peer,
+        player: Arc<PlayerRec>,
+    },
+    /// A connection measured its round trip: published for its seat, if it has one.
+    Lag {
+        conn: u64,
+        rtt_ms: u64,
+        /// When it was measured.
+        received: Instant,
+    },
+    /// Offers or accepts (`accept`), or declines, a rematch once the game is over.
+    Rematch {
+        peer: Peer,
+        player: Arc<PlayerRec>,
+        accept: bool,
+    },
+}
+
+/// A live game as the rest of the server sees it.
+#[derive(Clone)]
+pub struct GameHandle {
+    pub tx: mpsc::Sender<GameCmd>,
+    pub summary: Arc<Mutex<GameSummary>>,
+    pub seats: [Arc<PlayerRec>; 2],
+    /// Game time 0: a message's receipt in game time is measured from it.
+    pub start: tokio::time::Instant,
+    /// The code of a private game (and of its rematches): not listed; its players follow
+    /// it, and a watcher only with this code (`watch_code`).
+    pub code: Option<String>,
+}
+
+/// Counts a game as being played while held.
+pub struct PlayingGuard(Arc<(std::sync::atomic::AtomicUsize, Notify)>);
+
+impl Drop for PlayingGuard {
+    fn drop(&mut self) {
+        self.0 .0.fetch_sub(1, Ordering::SeqCst);
+        self.0 .1.notify_waiters();
+    }
+}
+
+/// Counters of the bot seats, for `/metrics` and tests.
+#[derive(Default)]
+pub struct BotStats {
+    pub actions: AtomicU64,
+    pub refused: AtomicU64,
+}
+
+pub struct Rooms {
+    pub config: Config,
+    pub store: Store,
+    pub games: DashMap<GameId, GameHandle>,
+    next_conn: AtomicU64,
+    /// Tells game tasks to abort.
+    pub stop_games: watch::Receiver<bool>,
+    /// Cloned into every game task; taken out at shutdown to wait for the games.
+    games_alive: Mutex<Option<mpsc::Sender<()>>>,
+    /// Held by every task through its `Arc<Rooms>` (or the hub's); `run` waits until all
+    /// are gone.
+    _alive: mpsc::Sender<()>,
+    pub bot_stats: BotStats,
+    /// Games being played (not over): shutdown drains them.
+    pub(crate) playing: Arc<(std::sync::atomic::AtomicUsize, Notify)>,
+    /// Shutting down: no new games; live ones may still finish.
+    pub(crate) draining: std::sync::atomic::AtomicBool,
+    pub metrics: crate::metrics::Metrics,
+    /// Precise wake-ups for game deadlines (`None`: tokio's timer, as on a paused clock).
+    pub alarms: Option<crate::alarm::Alarms>,
+    /// Where finished games are published (ratings, tournaments).
+    pub events: crate::events::GameEvents,
+}
+
+impl Rooms {
+    pub fn new(
+        config: Config,
+        store: Store,
+        stop_games: watch::Receiver<bool>,
+        games_alive: mpsc::Sender<()>,
+        alive: mpsc::Sender<()>,
+    ) -> Rooms {
+        let alarms = if config.precise_timer {
+            crate::alarm::Alarms::start()
+                .inspect_err(|e| tracing::warn!(error = %e, "no alarm thread: tokio's timer"))
+                .ok()
+        } else {
+            None
+        };
+        Rooms {
+            config,
+            store,
+            games: DashMap::new(),
+            next_conn: AtomicU64::new(1),
+            stop_games,
+            games_alive: Mutex::new(Some(games_alive)),
+            _alive: alive,
+            bot_stats: BotStats::default(),
+            playing: Arc::default(),
+            draining: Default::default(),
+            metrics: Default::default(),
+            alarms,
+            events: Default::default(),
+        }
+    }
+
+    /// A token held by a game task while it runs.
+    pub fn game_alive_token(&self) -> Option<mpsc::Sender<()>> {
+        self.games_alive.lock().expect("alive lock").clone()
+    }
+
+    /// Stops handing out game tokens; the caller waits for the last one to go.
+    pub fn stop_counting_games(&self) {
+        self.games_alive.lock().expect("alive lock").take();
+    }
+
+    pub fn next_conn_id(&self) -> u64 {
+        self.next_conn.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub fn is_shutting_down(&self) -> bool {
+        *self.stop_games.borrow() || self.draining.load(Ordering::SeqCst)
+    }
+
+    /// No new games start (shutting down).
+    pub fn closed_for_new_games(&self) -> bool {
+        self.draining.load(Ordering::SeqCst) || self.is_shutting_down()
+    }
+
+    /// Held by a game task while its game is being played.
+    pub fn playing_guard(&self) -> PlayingGuard {
+        self.playing.0.fetch_add(1, Ordering::SeqCst);
+        PlayingGuard(self.playing.clone())
+    }
+
+    /// Games being played.
+    pub fn playing_count(&self) -> usize {
+        self.playing.0.load(Ordering::SeqCst)
+    }
+
+    /// Live games in which `player_id` has a seat.
+    pub fn games_of(&self, player_id: &str) -> Vec<GameId> {
+        let mut ids: Vec<GameId> = self
+            .games
+            .iter()
+            .filter(|g| g.seats.iter().any(|s| s.id == player_id))
+            .map(|g| *g.key())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Up to `limit` live games with an id above `after`, by id; and whether more follow.
+    pub fn summaries(&self, after: Option<GameId>, limit: usize) -> (Vec<GameSummary>, bool) {
+        let mut ids: Vec<GameId> = self
+            .games
+            .iter()
+            .filter(|g| g.code.is_none())
+            .map(|g| *g.key())
+            .filter(|&id| after.is_none_or(|after| id > after))
+            .collect();
+        ids.sort_unstable();
+        let more = ids.len() > limit;
+        let list = ids
+            .into_iter()
+            .take(limit)
+            .filter_map(|id| {
+                self.games
+                    .get(&id)
+                    .map(|g| g.summary.lock().expect("summary lock").clone())
+            })
+            .collect();
+        (list, more)
+    }
+
+    pub fn game(&self, id: GameId) -> Option<GameHandle> {
+        self.games.get(&id).map(|g| g.clone())
+    }
+}

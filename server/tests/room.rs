@@ -1,0 +1,334 @@
+//! Whole games through the sans-IO room, in memory: no socket, no task, no clock. The
+//! test is the clock (game milliseconds) and the players; what comes out is checked
+//! against a replica that only sees the published events, as every client does.
+
+use protocol::game::{Action, Game, Player, Status};
+use protocol::record::EntryKind;
+use protocol::settings::{Level, Settings};
+use protocol::wire::{Change, GameEvent, GameId};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use server::room::{Graces, Out, Room};
+
+const GRACES: Graces = Graces {
+    reconnect_ms: 10_000,
+    claim_window_ms: 5_000,
+};
+
+/// A room and what a client following it from the start knows.
+struct Table {
+    room: Room,
+    /// Built from the settings and the `play` entries of the events only.
+    replica: Game,
+    events: Vec<GameEvent>,
+    entries_out: u64,
+    ended: usize,
+}
+
+impl Table {
+    fn new(settings: Settings) -> Table {
+        let game = Game::new(settings.clone());
+        Table {
+            room: Room::new(GameId::now_v7(), game, Vec::new(), 0, 4096, GRACES),
+            replica: Game::new(settings),
+            events: Vec::new(),
+            entries_out: 0,
+            ended: 0,
+        }
+    }
+
+    /// Takes what the room did and checks its order: each entry is journalled before its
+    /// event, with the next index; events are numbered one after another.
+    fn take(&mut self) {
+        let mut outs = Vec::new();
+        self.room.take_outs(&mut outs);
+        let mut pending_entry = None;
+        for out in outs {
+            match out {
+                Out::Entry { idx, entry } => {
+                    assert_eq!(idx, self.entries_out, "entries are journalled in order");
+                    self.entries_out += 1;
+                    pending_entry = Some(entry);
+                }
+                Out::Ended => {
+                    assert!(
+                        pending_entry.is_some(),
+                        "the end follows the entry that ended it"
+                    );
+                    assert!(!self.room.game().is_playing() || self.ended > 0);
+                    self.ended += 1;
+                }
+                Out::Event(ev) => {
+                    assert_eq!(ev.seq, self.events.len() as u64 + 1, "numbered in order");
+                    if let Change::Play { entry, events } = &ev.change {
+                        assert_eq!(pending_entry.take().as_ref(), Some(entry));
+                        let replayed = entry.apply_to(&mut self.replica).expect("replays");
+                        assert_eq!(replayed, *events, "the replica sees the same events");
+                    }
+                    self.events.push(ev);
+                }
+            }
+        }
+        assert!(pending_entry.is_none(), "every entry is published");
+    }
+
+    /// Runs the room's deadlines up to `t`, each at its instant.
+    fn run_until(&mut self, t: u64) {
+        while let Some(d) = self.room.next_deadline().filter(|&d| d <= t) {
+            self.room.on_time(d);
+            self.take();
+            assert_ne!(
+                self.room.next_deadline(),
+                Some(d),
+                "a deadline passed without effect: {:?}",
+                self.room.game()
+            );
+        }
+    }
+}
+
+/// Level 3 with the rules page's timers (3-minute hourglasses): nothing ends the game
+/// by itself within the graces these tests run through.
+fn unhurried() -> Settings {
+    Settings::level(Level::Three)
+}
+
+/// Red's first move: a placement or a move, not a resignation.
+fn opening(game: &Game) -> Action {
+    game.legal_actions(Player::Red)
+        .into_iter()
+        .find(|a| {
+            matches!(
+                a,
+                Action::Place { .. } | Action::Move { .. } | Action::Start { .. }
+            )
+        })
+        .expect("Red can open")
+}
+
+#[test]
+fn a_whole_level_3_game_is_played_through_the_room() {
+    let mut total = 0;
+    for seed in 0..8u64 {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut t = Table::new(Settings::blitz(Level::Three));
+        let mut now = 0;
+        let mut acts = 0;
+        while t.room.game().is_playing() && acts < 2_000 {
+            now += rng.gen_range(20..250);
+            t.run_until(now);
+            if !t.room.game().is_playing() {
+                break;
+            }
+            let player = if rng.gen_bool(0.5) {
+                Player::Red
+            } else {
+                Player::Black
+            };
+            // Anything but resigning, which would end the game at once.
+            let mut legal = t.room.game().legal_actions(player);
+            legal.retain(|a| !matches!(a, Action::Resign));
+            if legal.is_empty() {
+                continue;
+            }
+            let action = legal[rng.gen_range(0..legal.len())];
+            // A legal action at the engine's state may be too late once time advanced to
+            // `now`: then it is refused and nothing but what fell due changes.
+            let before = t.room.entries().len();
+            match t.room.act(player, action, now, now) {
+                Ok(()) => acts += 1,
+                Err(_) => {
+                    let after = t.room.entries().len();
+                    assert!(
+                        t.room.entries()[before..after]
+                            .iter()
+                            .all(|e| matches!(e.kind, EntryKind::Advance)),
+                        "a refused action leaves no entry of its own"
+                    );
+                }
+            }
+            t.take();
+        }
+        // Nobody moves any more: the clocks end it.
+        for _ in 0..10_000 {
+            let Some(d) = t.room.next_deadline() else {
+                break;
+            };
+            t.run_until(d);
+        }
+        assert!(!t.room.game().is_playing(), "seed {seed}: the game ended");
+        assert_eq!(t.ended, 1, "seed {seed}: the end is reported once");
+        assert_eq!(
+            &t.replica,
+            t.room.game(),
+            "seed {seed}: the replica is the game"
+        );
+        assert_eq!(t.entries_out as usize, t.room.entries().len());
+        assert!(acts >= 10, "seed {seed}: only {acts} actions were accepted");
+        total += acts;
+    }
+    eprintln!("{total} actions in 8 games");
+}
+
+#[test]
+fn an_illegal_action_changes_nothing_and_says_why() {
+    let mut t = Table::new(Settings::blitz(Level::Three));
+    let err = t
+        .room
+        .act(Player::Black, Action::Claim, 10, 10)
+        .expect_err("nothing to claim at the start");
+    assert!(!err.code().is_empty());
+    t.take();
+    assert!(t.events.is_empty(), "no event: {:?}", t.events);
+    assert!(t.room.entries().is_empty());
+}
+
+#[test]
+fn a_player_away_past_his_grace_loses_to_a_claim() {
+    let mut t = Table::new(unhurried());
+    let first = opening(t.room.game());
+    t.room.act(Player::Red, first, 100, 100).unwrap();
+    t.take();
+    t.room.leave(Player::Black, 1_000);
+    t.take();
+    let Change::Presence {
+        player,
+        connected,
+        grace_until_ms,
+        at,
+    } = t.events.last().unwrap().change.clone()
+    else {
+        panic!("a presence event: {:?}", t.events.last());
+    };
+    assert_eq!((player, connected, at), (Player::Black, false, 1_000));
+    assert_eq!(grace_until_ms, Some(1_000 + GRACES.reconnect_ms));
+
+    let (code, _) = t.room.claim_abandonment(Player::Red, 5_000).unwrap_err();
+    assert_eq!(code, "grace_running");
+    let (code, _) = t.room.claim_abandonment(Player::Black, 5_000).unwrap_err();
+    assert_eq!(code, "opponent_connected");
+
+    t.run_until(11_000);
+    assert!(
+        t.events.iter().any(|e| matches!(
+            e.change,
+            Change::GraceExpired {
+                player: Player::Black,
+                at: 11_000
+            }
+        )),
+        "the grace runs out at its instant: {:?}",
+        t.events
+    );
+    t.room.claim_abandonment(Player::Red, 12_000).unwrap();
+    t.take();
+    assert!(!t.room.game().is_playing());
+    assert!(matches!(
+        t.room.entries().last().unwrap().kind,
+        EntryKind::Abandon {
+            player: Player::Black
+        }
+    ));
+    assert!(
+        matches!(t.room.game().status(), Status::Finished { outcome } if outcome.winner == Some(Player::Red))
+    );
+    assert_eq!(t.ended, 1);
+    assert_eq!(&t.replica, t.room.game());
+}
+
+#[test]
+fn an_unclaimed_win_is_given_when_the_claim_window_closes() {
+    let mut t = Table::new(unhurried());
+    let first = opening(t.room.game());
+    t.room.act(Player::Red, first, 100, 100).unwrap();
+    t.room.leave(Player::Black, 1_000);
+    t.take();
+    t.run_until(1_000 + GRACES.reconnect_ms + GRACES.claim_window_ms);
+    assert!(!t.room.game().is_playing());
+    let last = t.room.entries().last().unwrap();
+    assert_eq!(
+        last.at_ms,
+        1_000 + GRACES.reconnect_ms + GRACES.claim_window_ms
+    );
+    assert!(matches!(
+        last.kind,
+        EntryKind::Abandon {
+            player: Player::Black
+        }
+    ));
+}
+
+#[test]
+fn a_game_both_players_left_is_decided_when_both_graces_ran_out() {
+    let mut t = Table::new(unhurried());
+    let first = opening(t.room.game());
+    t.room.act(Player::Red, first, 100, 100).unwrap();
+    t.room.leave(Player::Red, 500);
+    t.room.leave(Player::Black, 700);
+    t.take();
+    t.run_until(700 + GRACES.reconnect_ms);
+    assert!(!t.room.game().is_playing());
+    assert!(matches!(
+        t.room.entries().last().unwrap().kind,
+        EntryKind::BothAbsent
+    ));
+    // Red's grace ran out first, and is told first.
+    let expiries: Vec<_> = t
+        .events
+        .iter()
+        .filter_map(|e| match e.change {
+            Change::GraceExpired { player, at } => Some((player, at)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        expiries,
+        [
+            (Player::Red, 500 + GRACES.reconnect_ms),
+            (Player::Black, 700 + GRACES.reconnect_ms)
+        ]
+    );
+}
+
+#[test]
+fn a_player_back_in_time_is_told_and_cannot_be_claimed_against() {
+    let mut t = Table::new(unhurried());
+    let first = opening(t.room.game());
+    t.room.act(Player::Red, first, 100, 100).unwrap();
+    t.room.leave(Player::Black, 1_000);
+    t.room.arrive(Player::Black, 3_000);
+    t.take();
+    assert!(matches!(
+        t.events.last().unwrap().change,
+        Change::Presence {
+            player: Player::Black,
+            connected: true,
+            at: 3_000,
+            ..
+        }
+    ));
+    assert_eq!(t.room.next_deadline(), t.room.game().next_deadline());
+    let (code, _) = t.room.claim_abandonment(Player::Red, 20_000).unwrap_err();
+    assert_eq!(code, "opponent_connected");
+}
+
+#[test]
+fn a_lag_is_published_once_it_moves_by_ten_ms() {
+    let mut t = Table::new(unhurried());
+    t.room.lag_measured(Player::Red, 80, 50, 50);
+    t.room.lag_measured(Player::Red, 85, 60, 60);
+    t.room.lag_measured(Player::Red, 95, 70, 70);
+    t.take();
+    let lags: Vec<u64> = t
+        .room
+        .entries()
+        .iter()
+        .filter_map(|e| match e.kind {
+            EntryKind::Lag { lag_ms, .. } => Some(lag_ms),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lags, [80, 95]);
+    assert_eq!(t.room.lag(Player::Red), Some(95));
+    assert_eq!(&t.replica, t.room.game());
+}
