@@ -436,5 +436,4 @@ impl Game {
 }
 
 #[cfg(test)]
-#[path = "game_tests.rs"]
 mod tests;
