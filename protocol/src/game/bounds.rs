@@ -126,5 +126,5 @@ impl Game {
 }
 
 #[cfg(test)]
-#[path = "game_bounds_tests.rs"]
+#[path = "bounds_tests.rs"]
 mod tests;

@@ -4,6 +4,27 @@
 
 use super::*;
 
+/// A timed thing that is due, in the order they are handled at the same instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Due {
+    /// This hourglass runs out.
+    Death(Glass),
+    /// The 15-second timer runs out on the player on turn.
+    NeutralExpiry,
+    /// A glass taken up when the 15-second timer ran out must be put down by then.
+    LateRelease,
+    /// This mover's drop grace ends (and his opponent's claim opens).
+    DropGrace(Player),
+    /// While neither player can move: this mover's window closes.
+    WindowClose(Player),
+    /// This player has not made his first move: the game is aborted.
+    Abort(Player),
+    /// The turn limit (or the idle bound) of the player on turn.
+    TurnLimit,
+    /// The game clock of the player on turn.
+    Clock,
+}
+
 impl Game {
     /// The next instant at which something will happen on its own (a death, an expiry,
     /// the end of a grace, ...), if any. A server sleeps until then and calls
