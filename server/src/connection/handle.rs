@@ -1,0 +1,436 @@
+//! What a connection does with each client message: the dispatch, and the ways it
+//! starts, joins and tells games.
+
+use std::sync::Arc;
+
+use protocol::wire::{ClientMessage, GameId, LobbyMessage, ServerMessage, LIST_LIMIT};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::lobby::{Refusal, SeekResult};
+use crate::peer::{PlayerRec, Seeker};
+use crate::rooms::GameCmd;
+
+use super::*;
+
+impl Conn {
+    pub(super) async fn handle(&mut self, msg: ClientMessage, received: Instant) {
+        let msg = crate::request::with_fixed_rules(msg, &self.hub.config);
+        let me = match (&msg, &self.me) {
+            (ClientMessage::Hello { .. }, _) => None,
+            (ClientMessage::Ping { .. } | ClientMessage::Pong { .. }, _) => None,
+            (_, Some(me)) => Some(me.clone()),
+            // A guest follows games and the lobby; nothing that needs a seat.
+            (
+                ClientMessage::ListGames
+                | ClientMessage::ListSeeks
+                | ClientMessage::ListPlayers
+                | ClientMessage::Watch { .. }
+                | ClientMessage::WatchCode { .. }
+                | ClientMessage::Leave { .. },
+                None,
+            ) if self.guest => None,
+            (_, None) if self.guest => {
+                self.error(
+                    "guest",
+                    "a guest may only list games and seeks and watch: to play, connect again and say hello with a name (or your token)",
+                    crate::request::game_of(&msg),
+                );
+                return;
+            }
+            (_, None) => {
+                self.error(
+                    "hello_first",
+                    "say hello first: {\"type\":\"hello\",\"version\":1,\"name\":\"...\"}",
+                    None,
+                );
+                return;
+            }
+        };
+        match msg {
+            ClientMessage::Hello {
+                version,
+                name,
+                token,
+                guest: true,
+            } => self.hello_guest(version, name.is_some() || token.is_some()),
+            ClientMessage::Hello {
+                version,
+                name,
+                token,
+                guest: false,
+            } => self.hello(version, name, token).await,
+            ClientMessage::Ping { client_ms, lag_ms } => {
+                if let Some(lag) = lag_ms {
+                    self.lag.client_says(lag);
+                }
+                self.send(&ServerMessage::Pong {
+                    client_ms,
+                    server_ms: unix_ms(),
+                    lag_ms: self.lag.ms(),
+                })
+            }
+            // The server measures lag with websocket pings: no JSON ping awaits an answer.
+            ClientMessage::Pong { nonce } => self.error(
+                "unknown_nonce",
+                format!(
+                    "no ping with nonce {nonce} is waiting for an answer: the server measures \
+                     lag with websocket pings"
+                ),
+                None,
+            ),
+            ClientMessage::Seek { settings, rated } => {
+                let Some(seeker) = self.new_game_seeker(me, false) else {
+                    return;
+                };
+                match self.hub.seek(settings.clone(), rated, seeker) {
+                    SeekResult::Waiting(_) => self.send(&ServerMessage::Seeking { settings }),
+                    SeekResult::Paired(id) => {
+                        self.games.insert(id);
+                    }
+                }
+            }
+            ClientMessage::CancelSeek => {
+                if self.hub.cancel_seek(self.peer.conn) {
+                    self.send(&ServerMessage::SeekCancelled);
+                } else {
+                    self.error("not_seeking", "you have no seek to cancel", None);
+                }
+            }
+            ClientMessage::ListSeeks => {
+                let seeks = self.hub.list_seeks();
+                self.reply_peer().send_lobby(&LobbyMessage::Seeks { seeks });
+            }
+            ClientMessage::ListPlayers => {
+                let (players, online) = self.hub.list_players();
+                let online = online as u32;
+                self.reply_peer()
+                    .send_lobby(&LobbyMessage::Players { players, online });
+            }
+            ClientMessage::AcceptSeek { seek } => {
+                let Some(seeker) = self.new_game_seeker(me, true) else {
+                    return;
+                };
+                let started = self.hub.accept_seek(seek, seeker);
+                self.started(started);
+            }
+            ClientMessage::Host { settings } => {
+                let Some(seeker) = self.new_game_seeker(me, false) else {
+                    return;
+                };
+                let code = self.hub.host(settings.clone(), seeker);
+                self.reply_peer()
+                    .send_lobby(&LobbyMessage::Hosting { code, settings });
+            }
+            ClientMessage::JoinCode { code } => {
+                let Some(seeker) = self.new_game_seeker(me, true) else {
+                    return;
+                };
+                let started = self.hub.join_code(&code, seeker);
+                self.started(started);
+            }
+            ClientMessage::Challenge {
+                to,
+                settings,
+                rated,
+            } => {
+                let Some(seeker) = self.new_game_seeker(me, true) else {
+                    return;
+                };
+                if let Err(refusal) = self.hub.challenge(seeker, &to, settings, rated) {
+                    self.refuse(refusal);
+                }
+            }
+            ClientMessage::AcceptChallenge { challenge } => {
+                let Some(seeker) = self.new_game_seeker(me, true) else {
+                    return;
+                };
+                let started = self.hub.accept_challenge(challenge, seeker);
+                self.started(started);
+            }
+            ClientMessage::PlayBot {
+                settings,
+                level,
+                rated,
+            } => {
+                let Some(seeker) = self.new_game_seeker(me, true) else {
+                    return;
+                };
+                let id = self.hub.play_bot(settings, level, rated, seeker);
+                self.games.insert(id);
+            }
+            ClientMessage::TournamentCreate {
+                rounds,
+                tc,
+                rated,
+                starts_in_ms,
+                settings,
+            } => {
+                if self.new_game_seeker(me.clone(), false).is_none() {
+                    return;
+                }
+                let me = me.expect("checked");
+                let request = crate::hub::tournament::CreateRequest {
+                    rounds,
+                    tc,
+                    rated,
+                    starts_in_ms,
+                    settings,
+                };
+                match self.hub.tournaments.create(&self.hub, &me, request).await {
+                    Ok((tournament, starts_ms)) => {
+                        self.reply_peer()
+                            .send_lobby(&LobbyMessage::TournamentCreated {
+                                tournament,
+                                starts_ms,
+                            })
+                    }
+                    Err(refusal) => {
+                        self.refuse(refusal);
+                        false
+                    }
+                };
+            }
+            ClientMessage::TournamentJoin { tournament } => {
+                let me = me.expect("checked");
+                match self.hub.tournaments.join(&self.hub, &me, &tournament).await {
+                    Ok(()) => self
+                        .reply_peer()
+                        .send_lobby(&LobbyMessage::TournamentJoined { tournament }),
+                    Err(refusal) => {
+                        self.refuse(refusal);
+                        false
+                    }
+                };
+            }
+            ClientMessage::TournamentWithdraw { tournament } => {
+                let me = me.expect("checked");
+                match self
+                    .hub
+                    .tournaments
+                    .withdraw(&self.hub, &me, &tournament)
+                    .await
+                {
+                    Ok(()) => self
+                        .reply_peer()
+                        .send_lobby(&LobbyMessage::TournamentWithdrawn { tournament }),
+                    Err(refusal) => {
+                        self.refuse(refusal);
+                        false
+                    }
+                };
+            }
+            ClientMessage::DeclineChallenge { challenge } => {
+                let me = me.expect("checked");
+                if let Err(refusal) = self.hub.decline_challenge(challenge, &me) {
+                    self.refuse(refusal);
+                }
+            }
+            ClientMessage::CancelChallenge { challenge } => {
+                let me = me.expect("checked");
+                if let Err(refusal) = self.hub.cancel_challenge(challenge, &me) {
+                    self.refuse(refusal);
+                }
+            }
+            ClientMessage::Rematch { game } => {
+                if self.hub.closed_for_new_games() {
+                    self.error("shutting_down", "the server is shutting down", Some(game));
+                    return;
+                }
+                let player = me.expect("checked");
+                self.to_game(
+                    game,
+                    GameCmd::Rematch {
+                        peer: self.reply_peer(),
+                        player,
+                        accept: true,
+                    },
+                );
+            }
+            ClientMessage::DeclineRematch { game } => {
+                let player = me.expect("checked");
+                self.to_game(
+                    game,
+                    GameCmd::Rematch {
+                        peer: self.reply_peer(),
+                        player,
+                        accept: false,
+                    },
+                );
+            }
+            ClientMessage::ListGames => {
+                let (games, _more) = self.hub.summaries(None, LIST_LIMIT);
+                self.send(&ServerMessage::Games { games });
+            }
+            ClientMessage::Watch { game, after_seq } => match self.hub.game(game) {
+                // A private game is there only for its players (who `join`) and for
+                // watchers who have its code (`watch_code`).
+                Some(h)
+                    if h.code.is_some()
+                        && !h
+                            .seats
+                            .iter()
+                            .any(|s| Some(&s.id) == me.as_ref().map(|m| &m.id)) =>
+                {
+                    self.unknown_game(game)
+                }
+                _ => self.subscribe(game, None, after_seq),
+            },
+            ClientMessage::WatchCode { code } => match self.hub.game_of_code(&code) {
+                Ok(game) => self.subscribe(game, None, None),
+                Err((code, message)) => self.error(code, message, None),
+            },
+            ClientMessage::Join { game, after_seq } => {
+                let me = me.expect("checked");
+                match self.hub.game(game) {
+                    Some(h) if h.seats.iter().any(|s| s.id == me.id) => {
+                        self.subscribe(game, Some(me), after_seq)
+                    }
+                    Some(_) => self.error(
+                        "not_a_player",
+                        "you have no seat in this game: use watch to follow it",
+                        Some(game),
+                    ),
+                    None => self.unknown_game(game),
+                }
+            }
+            ClientMessage::Leave { game } => {
+                self.games.remove(&game);
+                self.to_game(
+                    game,
+                    GameCmd::Unsubscribe {
+                        conn: self.peer.conn,
+                        reply: Some(self.reply_peer()),
+                    },
+                );
+            }
+            ClientMessage::Act { game, action } => {
+                let player = me.expect("checked");
+                self.to_game(
+                    game,
+                    GameCmd::Act {
+                        peer: self.reply_peer(),
+                        player,
+                        action,
+                        received,
+                    },
+                );
+            }
+            ClientMessage::ClaimAbandonment { game } => {
+                let player = me.expect("checked");
+                self.to_game(
+                    game,
+                    GameCmd::ClaimAbandonment {
+                        peer: self.reply_peer(),
+                        player,
+                    },
+                );
+            }
+        }
+    }
+
+    /// This connection as a seeker for a new game, unless the server takes no new games.
+    /// `answers`: the new game's snapshot (or `challenge_sent`) answers the message being
+    /// handled (and echoes its id); a waiting seek's later snapshot does not.
+    fn new_game_seeker(&self, me: Option<Arc<PlayerRec>>, answers: bool) -> Option<Seeker> {
+        if self.hub.closed_for_new_games() {
+            self.error("shutting_down", "the server is shutting down", None);
+            return None;
+        }
+        if self.store_busy() {
+            return None;
+        }
+        Some(Seeker {
+            player: me.expect("checked"),
+            peer: if answers {
+                self.reply_peer()
+            } else {
+                self.peer.clone()
+            },
+        })
+    }
+
+    /// Whether the database is too far behind to take a new game or player (told so).
+    pub(super) fn store_busy(&self) -> bool {
+        let busy = self
+            .hub
+            .store
+            .backlogged(self.hub.config.store_backlog_limit);
+        if busy {
+            self.error(
+                "server_busy",
+                "the server is catching up with its storage: try again in a moment",
+                None,
+            );
+        }
+        busy
+    }
+
+    fn refuse(&self, (code, message): Refusal) {
+        self.error(code, message, None);
+    }
+
+    /// A game started by this connection's message (its snapshot is on its way).
+    fn started(&mut self, started: Result<GameId, Refusal>) {
+        match started {
+            Ok(id) => {
+                self.games.insert(id);
+            }
+            Err(refusal) => self.refuse(refusal),
+        }
+    }
+
+    fn unknown_game(&self, game: GameId) {
+        self.error(
+            "unknown_game",
+            format!("there is no live game {game}"),
+            Some(game),
+        );
+    }
+
+    fn subscribe(&mut self, game: GameId, player: Option<Arc<PlayerRec>>, after_seq: Option<u64>) {
+        let cmd = GameCmd::Subscribe {
+            peer: self.reply_peer(),
+            player,
+            after_seq,
+        };
+        if self.to_game(game, cmd) {
+            self.games.insert(game);
+        }
+    }
+
+    /// Hands a command to a game's task without waiting.
+    fn to_game(&self, game: GameId, cmd: GameCmd) -> bool {
+        let Some(handle) = self.hub.game(game) else {
+            self.unknown_game(game);
+            return false;
+        };
+        // A quarter of the game's queue is kept for its players: a crowd of watchers
+        // joining at once is told to try again, and a move never finds the queue full
+        // because of them.
+        let watcher_joining = matches!(cmd, GameCmd::Subscribe { player: None, .. });
+        if watcher_joining && handle.tx.capacity() <= self.hub.config.game_queue / 4 {
+            self.error(
+                "game_busy",
+                "many are joining this game: try again in a moment",
+                Some(game),
+            );
+            return false;
+        }
+        match handle.tx.try_send(cmd) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.error(
+                    "game_busy",
+                    "the game is busy: try again in a moment",
+                    Some(game),
+                );
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.unknown_game(game);
+                false
+            }
+        }
+    }
+}

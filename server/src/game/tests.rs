@@ -1,0 +1,253 @@
+//! The game task over real queues and a paused clock: deadlines at their instant,
+//! actions judged at the instant they were read, graces.
+
+//! The game task alone, on a paused clock: instants are exact.
+
+use super::*;
+use crate::config::Config;
+use crate::hub::Hub;
+use crate::lobby::SeekResult;
+use crate::peer::Kill;
+use protocol::game::Event;
+use protocol::record::EntryKind;
+use protocol::settings::Level;
+use protocol::wire::Change;
+use tokio::sync::watch;
+
+struct Seat {
+    peer: Peer,
+    rx: mpsc::Receiver<Utf8Bytes>,
+    player: Arc<PlayerRec>,
+    seat: Player,
+}
+
+async fn recv(rx: &mut mpsc::Receiver<Utf8Bytes>) -> ServerMessage {
+    let text = rx.recv().await.expect("a message");
+    serde_json::from_str(text.as_str()).expect("valid message")
+}
+
+async fn next_event(rx: &mut mpsc::Receiver<Utf8Bytes>) -> GameEvent {
+    loop {
+        if let ServerMessage::Event(ev) = recv(rx).await {
+            return *ev;
+        }
+    }
+}
+
+/// A hub without a network, and two players paired on `settings`: (hub, red, black).
+/// On tokio's paused clock, so deadlines wake from tokio's timer.
+async fn pair(settings: Settings, config: Config) -> (Arc<Hub>, GameId, Seat, Seat) {
+    let config = Config {
+        precise_timer: false,
+        ..config
+    };
+    let (_stop_tx, stop) = watch::channel(false);
+    let (_stop_games_tx, stop_games) = watch::channel(false);
+    let (games_alive, _) = mpsc::channel(1);
+    let (alive, _) = mpsc::channel(1);
+    let store = crate::store::Store::detached();
+    let hub = Arc::new(Hub::new(
+        config,
+        store,
+        stop,
+        stop_games,
+        games_alive,
+        alive,
+    ));
+    std::mem::forget((_stop_tx, _stop_games_tx));
+    let mut seats = Vec::new();
+    let mut game = None;
+    for (i, name) in ["Ann", "Ben"].into_iter().enumerate() {
+        let (tx, rx) = mpsc::channel(64);
+        let peer = Peer {
+            conn: i as u64,
+            tx,
+            kill: Arc::new(Kill::default()),
+            seated: Default::default(),
+            reply: None,
+        };
+        let (_, player) = hub.register(name.into()).await.expect("registered");
+        let seeker = Seeker {
+            player: player.clone(),
+            peer: peer.clone(),
+        };
+        if let SeekResult::Paired(id) = hub.seek(settings.clone(), None, seeker) {
+            game = Some(id);
+        }
+        seats.push((peer, rx, player));
+    }
+    let mut out = Vec::new();
+    for (peer, mut rx, player) in seats {
+        let ServerMessage::Snapshot(s) = recv(&mut rx).await else {
+            panic!("a snapshot")
+        };
+        out.push(Seat {
+            peer,
+            rx,
+            player,
+            seat: s.seat.expect("seated"),
+        });
+    }
+    out.sort_by_key(|s| s.seat);
+    let black = out.pop().unwrap();
+    let red = out.pop().unwrap();
+    (hub, game.expect("paired"), red, black)
+}
+
+async fn act(hub: &Hub, game: GameId, seat: &Seat, action: Action) {
+    let cmd = GameCmd::Act {
+        peer: seat.peer.clone(),
+        player: seat.player.clone(),
+        action,
+        received: Instant::now(),
+    };
+    hub.game(game).unwrap().tx.send(cmd).await.unwrap();
+}
+
+fn mv(from: &str, to: &str) -> Action {
+    Action::Move {
+        from: from.parse().unwrap(),
+        to: to.parse().unwrap(),
+        drop: true,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn death_goes_out_at_its_exact_instant() {
+    let settings = Settings {
+        turn_limit_ms: None,
+        ..Settings::blitz(Level::Two)
+    };
+    let (hub, game, mut red, mut black) = pair(settings, Config::default()).await;
+    let t0 = Instant::now();
+    tokio::time::advance(Duration::from_millis(250)).await;
+    act(&hub, game, &red, mv("d1", "d2")).await;
+    let ev = next_event(&mut red.rx).await;
+    assert_eq!((ev.seq, ev.now_ms), (1, 250));
+    tokio::time::advance(Duration::from_millis(100)).await;
+    act(&hub, game, &black, mv("a1", "b1")).await;
+    next_event(&mut red.rx).await;
+    // Nothing is sent; the paused clock jumps to the task's next deadline.
+    let ev = next_event(&mut red.rx).await;
+    let Change::Play { events, .. } = &ev.change else {
+        panic!("a play")
+    };
+    assert!(matches!(
+        events[..],
+        [Event::HourglassDied {
+            at: 3250,
+            in_hand: false,
+            ..
+        }]
+    ));
+    assert_eq!(ev.now_ms, 3250);
+    assert_eq!(t0.elapsed(), Duration::from_millis(3250));
+    let ev = next_event(&mut red.rx).await;
+    assert_eq!(ev.now_ms, 3350, "Black's A dies 3 s after its flip");
+    assert_eq!(next_event(&mut black.rx).await.seq, 1);
+}
+
+/// A game task held up past a deadline still judges an action read before that
+/// deadline at the instant it was read, and only then fires the deadline.
+#[tokio::test(start_paused = true)]
+async fn an_action_read_before_a_deadline_is_judged_before_it() {
+    let (hub, game, mut red, black) = pair(Settings::blitz(Level::Three), Config::default()).await;
+    tokio::time::advance(Duration::from_millis(100)).await;
+    act(&hub, game, &black, Action::Flip).await;
+    let ev = next_event(&mut red.rx).await;
+    assert_eq!(ev.now_ms, 100, "the 15-second timer runs out at 400");
+    tokio::time::advance(Duration::from_millis(299)).await;
+    // Read at 399, but queued behind another command while the task was stalled
+    // until 450: the expiry at 400 is overdue when the task gets to it.
+    let tx = &hub.game(game).unwrap().tx;
+    tx.try_send(GameCmd::Lag {
+        conn: red.peer.conn,
+        rtt_ms: 1,
+        received: Instant::now() + Duration::from_millis(50),
+    })
+    .unwrap();
+    tx.try_send(GameCmd::Act {
+        peer: red.peer.clone(),
+        player: red.player.clone(),
+        action: mv("d1", "d2"),
+        received: Instant::now(),
+    })
+    .unwrap();
+    tokio::time::advance(Duration::from_millis(51)).await;
+    let ev = loop {
+        let ev = next_event(&mut red.rx).await;
+        if matches!(ev.change, Change::Play { .. }) {
+            break ev;
+        }
+    };
+    let Change::Play { entry, events } = &ev.change else {
+        unreachable!()
+    };
+    assert_eq!(entry.at_ms, 399, "judged at the instant it was read");
+    assert!(matches!(
+        entry.kind,
+        EntryKind::Act {
+            player: Player::Red,
+            ..
+        }
+    ));
+    assert!(
+        !events.iter().any(|e| matches!(
+            e,
+            Event::TurnForfeited { .. } | Event::NeutralExpired { .. }
+        )),
+        "Red's move beat the timer: {events:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn grace_runs_out_at_its_exact_instant() {
+    let settings = Settings {
+        abort_ms: 3_600_000,
+        ..Settings::blitz(Level::One)
+    };
+    let (hub, game, mut red, black) = pair(settings, Config::default()).await;
+    act(&hub, game, &red, mv("d1", "d2")).await;
+    next_event(&mut red.rx).await;
+    tokio::time::advance(Duration::from_millis(40)).await;
+    let cmd = GameCmd::Unsubscribe {
+        conn: black.peer.conn,
+        reply: None,
+    };
+    hub.game(game).unwrap().tx.send(cmd).await.unwrap();
+    let ev = next_event(&mut red.rx).await;
+    assert_eq!(
+        ev.change,
+        Change::Presence {
+            player: Player::Black,
+            connected: false,
+            grace_until_ms: Some(60_040),
+            at: 40,
+        }
+    );
+    let ev = next_event(&mut red.rx).await;
+    assert_eq!(
+        ev.change,
+        Change::GraceExpired {
+            player: Player::Black,
+            at: 60_040,
+        }
+    );
+    assert_eq!(ev.now_ms, 60_040);
+    // Red does not claim: the server ends the game for him when his window closes.
+    let ev = next_event(&mut red.rx).await;
+    assert_eq!(ev.now_ms, 120_040);
+    let Change::Play { entry, events } = &ev.change else {
+        panic!("the end, not {:?}", ev.change)
+    };
+    assert_eq!(
+        entry.kind,
+        EntryKind::Abandon {
+            player: Player::Black
+        }
+    );
+    assert!(
+        matches!(events.last(), Some(Event::GameEnded { outcome, .. }) if outcome.winner == Some(Player::Red)),
+        "{events:?}"
+    );
+}
