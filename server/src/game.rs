@@ -129,7 +129,7 @@ fn error(code: &str, message: impl Into<String>, game: GameId) -> ServerMessage 
 
 impl GameTask {
     async fn run(mut self, mut rx: mpsc::Receiver<GameCmd>) {
-        let mut shutdown = self.rooms.stop_games.clone();
+        let shutdown = self.rooms.stop_games.clone();
         // Set when an overdue deadline changed nothing (it should not happen): then wait
         // a little instead of spinning.
         let mut stalled = false;
@@ -192,7 +192,7 @@ impl GameTask {
             stalled = false;
             tokio::select! {
                 biased;
-                _ = shutdown.changed() => {
+                _ = shutdown.cancelled() => {
                     let now = self.now_ms();
                     if self.room.game().is_playing() && self.rooms.config.resume_games {
                         // Suspended, not ended: its journal is in the database, and the

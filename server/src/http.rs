@@ -349,7 +349,7 @@ pub async fn serve(
         if let Some(size) = hub.config.socket_send_buffer {
             let _ = socket2::SockRef::from(&tcp).set_send_buffer_size(size);
         }
-        tokio::spawn(serve_connection(
+        hub.conn_tasks.spawn(serve_connection(
             tcp,
             addr,
             Arc::new(slot),

@@ -43,7 +43,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch};
 
 pub use config::Config;
 
@@ -78,19 +77,10 @@ pub async fn try_run_with(
     } else {
         (store::Store::open(path).await?, Vec::new())
     };
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let (stop_games_tx, stop_games_rx) = watch::channel(false);
-    let (alive_tx, mut alive_rx) = mpsc::channel::<()>(1);
-    let (games_alive_tx, mut games_alive_rx) = mpsc::channel::<()>(1);
     let drain = config.drain;
-    let hub = Arc::new(hub::Hub::new(
-        config,
-        store.clone(),
-        stop_rx,
-        stop_games_rx,
-        games_alive_tx,
-        alive_tx,
-    ));
+    let hub = Arc::new(hub::Hub::new(config, store.clone()));
+    let rooms = hub.rooms.clone();
+    let shutdown_rooms = rooms.clone();
     resume(&hub, &store, live).await?;
     *hub.bot.ratings.lock().expect("ratings lock") = store.ratings_of(bot::BOT_ID).await?;
     let weak = Arc::downgrade(&hub);
@@ -117,18 +107,19 @@ pub async fn try_run_with(
         tracing::info!("aborting the games still live");
         // Games first, so that their last events are queued before the connections
         // close (a connection sends what is queued before its close frame).
-        let _ = stop_games_tx.send(true);
-        shutdown_hub.stop_counting_games();
-        let _ = tokio::time::timeout(Duration::from_secs(5), games_alive_rx.recv()).await;
+        shutdown_hub.stop_games.cancel();
+        shutdown_hub.game_tasks.close();
+        let _ = tokio::time::timeout(Duration::from_secs(5), shutdown_hub.game_tasks.wait()).await;
         // Every game is over and published: the consumers finish what is queued.
         shutdown_hub.events.close();
         drop(shutdown_hub);
         tracing::info!("closing connections");
-        let _ = stop_tx.send(true);
+        shutdown_rooms.stop_conns.cancel();
     });
     serving.await;
     drop(hub);
-    let _ = tokio::time::timeout(Duration::from_secs(5), alive_rx.recv()).await;
+    rooms.conn_tasks.close();
+    let _ = tokio::time::timeout(Duration::from_secs(5), rooms.conn_tasks.wait()).await;
     let _ = tokio::time::timeout(Duration::from_secs(5), ratings_task).await;
     let _ = tokio::time::timeout(Duration::from_secs(5), tournament_task).await;
     // Everything the games queued (their ends, aborted ones included) is on disk.

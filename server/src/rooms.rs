@@ -7,8 +7,10 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashMap;
 use protocol::game::Action;
 use protocol::wire::{GameId, GameSummary, Seq};
-use tokio::sync::{mpsc, watch, Notify};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
 use crate::peer::{Peer, PlayerRec};
@@ -67,14 +69,7 @@ pub struct GameHandle {
 }
 
 /// Counts a game as being played while held.
-pub struct PlayingGuard(Arc<(std::sync::atomic::AtomicUsize, Notify)>);
-
-impl Drop for PlayingGuard {
-    fn drop(&mut self) {
-        self.0 .0.fetch_sub(1, Ordering::SeqCst);
-        self.0 .1.notify_waiters();
-    }
-}
+pub type PlayingGuard = tokio_util::task::task_tracker::TaskTrackerToken;
 
 /// Counters of the bot seats, for `/metrics` and tests.
 #[derive(Default)]
@@ -88,16 +83,17 @@ pub struct Rooms {
     pub store: Store,
     pub games: DashMap<GameId, GameHandle>,
     next_conn: AtomicU64,
-    /// Tells game tasks to abort.
-    pub stop_games: watch::Receiver<bool>,
-    /// Cloned into every game task; taken out at shutdown to wait for the games.
-    games_alive: Mutex<Option<mpsc::Sender<()>>>,
-    /// Held by every task through its `Arc<Rooms>` (or the hub's); `run` waits until all
-    /// are gone.
-    _alive: mpsc::Sender<()>,
+    /// Shutdown, in order: live games are stopped (suspended for the next start, or
+    /// aborted), then connections close.
+    pub stop_games: CancellationToken,
+    pub stop_conns: CancellationToken,
+    /// Every game task: shutdown waits for them before closing connections.
+    pub game_tasks: TaskTracker,
+    /// Every connection task: `run` waits for them before it returns.
+    pub conn_tasks: TaskTracker,
+    /// Games being played (not over), one token each: shutdown drains them.
+    pub(crate) playing: TaskTracker,
     pub bot_stats: BotStats,
-    /// Games being played (not over): shutdown drains them.
-    pub(crate) playing: Arc<(std::sync::atomic::AtomicUsize, Notify)>,
     /// Shutting down: no new games; live ones may still finish.
     pub(crate) draining: std::sync::atomic::AtomicBool,
     pub metrics: crate::metrics::Metrics,
@@ -108,13 +104,7 @@ pub struct Rooms {
 }
 
 impl Rooms {
-    pub fn new(
-        config: Config,
-        store: Store,
-        stop_games: watch::Receiver<bool>,
-        games_alive: mpsc::Sender<()>,
-        alive: mpsc::Sender<()>,
-    ) -> Rooms {
+    pub fn new(config: Config, store: Store) -> Rooms {
         let alarms = if config.precise_timer {
             crate::alarm::Alarms::start()
                 .inspect_err(|e| tracing::warn!(error = %e, "no alarm thread: tokio's timer"))
@@ -127,11 +117,12 @@ impl Rooms {
             store,
             games: DashMap::new(),
             next_conn: AtomicU64::new(1),
-            stop_games,
-            games_alive: Mutex::new(Some(games_alive)),
-            _alive: alive,
+            stop_games: CancellationToken::new(),
+            stop_conns: CancellationToken::new(),
+            game_tasks: TaskTracker::new(),
+            conn_tasks: TaskTracker::new(),
+            playing: TaskTracker::new(),
             bot_stats: BotStats::default(),
-            playing: Arc::default(),
             draining: Default::default(),
             metrics: Default::default(),
             alarms,
@@ -139,22 +130,12 @@ impl Rooms {
         }
     }
 
-    /// A token held by a game task while it runs.
-    pub fn game_alive_token(&self) -> Option<mpsc::Sender<()>> {
-        self.games_alive.lock().expect("alive lock").clone()
-    }
-
-    /// Stops handing out game tokens; the caller waits for the last one to go.
-    pub fn stop_counting_games(&self) {
-        self.games_alive.lock().expect("alive lock").take();
-    }
-
     pub fn next_conn_id(&self) -> u64 {
         self.next_conn.fetch_add(1, Ordering::Relaxed)
     }
 
     pub fn is_shutting_down(&self) -> bool {
-        *self.stop_games.borrow() || self.draining.load(Ordering::SeqCst)
+        self.stop_games.is_cancelled() || self.draining.load(Ordering::SeqCst)
     }
 
     /// No new games start (shutting down).
@@ -164,13 +145,12 @@ impl Rooms {
 
     /// Held by a game task while its game is being played.
     pub fn playing_guard(&self) -> PlayingGuard {
-        self.playing.0.fetch_add(1, Ordering::SeqCst);
-        PlayingGuard(self.playing.clone())
+        self.playing.token()
     }
 
     /// Games being played.
     pub fn playing_count(&self) -> usize {
-        self.playing.0.load(Ordering::SeqCst)
+        self.playing.len()
     }
 
     /// Live games in which `player_id` has a seat.

@@ -288,14 +288,14 @@ impl Conn {
 
     async fn read_loop(&mut self, mut stream: SplitStream<WebSocket>) {
         let config = self.hub.config.clone();
-        let mut shutdown = self.hub.shutdown.clone();
+        let shutdown = self.hub.stop_conns.clone();
         let mut last_heard = Instant::now();
         let kill = self.peer.kill.clone();
         loop {
             let idle_deadline = last_heard + config.idle_timeout;
             tokio::select! {
                 _ = kill.killed() => return,
-                _ = shutdown.changed() => {
+                _ = shutdown.cancelled() => {
                     kill.kill(CLOSE_GOING_AWAY, "server shutting down");
                     return;
                 }

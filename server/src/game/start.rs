@@ -201,10 +201,7 @@ impl GameTask {
     }
 
     pub(super) fn launch(self, rx: mpsc::Receiver<GameCmd>) {
-        let alive = self.rooms.game_alive_token();
-        tokio::spawn(async move {
-            self.run(rx).await;
-            drop(alive);
-        });
+        let tasks = self.rooms.game_tasks.clone();
+        tasks.spawn(self.run(rx));
     }
 }

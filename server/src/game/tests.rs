@@ -12,7 +12,6 @@ use protocol::game::Event;
 use protocol::record::EntryKind;
 use protocol::settings::Level;
 use protocol::wire::Change;
-use tokio::sync::watch;
 
 struct Seat {
     peer: Peer,
@@ -41,20 +40,8 @@ async fn pair(settings: Settings, config: Config) -> (Arc<Hub>, GameId, Seat, Se
         precise_timer: false,
         ..config
     };
-    let (_stop_tx, stop) = watch::channel(false);
-    let (_stop_games_tx, stop_games) = watch::channel(false);
-    let (games_alive, _) = mpsc::channel(1);
-    let (alive, _) = mpsc::channel(1);
     let store = crate::store::Store::detached();
-    let hub = Arc::new(Hub::new(
-        config,
-        store,
-        stop,
-        stop_games,
-        games_alive,
-        alive,
-    ));
-    std::mem::forget((_stop_tx, _stop_games_tx));
+    let hub = Arc::new(Hub::new(config, store));
     let mut seats = Vec::new();
     let mut game = None;
     for (i, name) in ["Ann", "Ben"].into_iter().enumerate() {

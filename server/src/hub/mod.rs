@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashMap;
 use protocol::settings::Settings;
 use protocol::wire::GameId;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 use crate::config::Config;
 use crate::limits::{AddressBudget, Connections};
@@ -79,8 +79,6 @@ pub struct Hub {
     pub conns: Connections,
     /// What each client address may do, over all its connections.
     pub budgets: Budgets,
-    /// Tells connections to close (after the games were aborted).
-    pub shutdown: watch::Receiver<bool>,
     /// The computer, who plays anyone at once.
     pub bot: Arc<PlayerRec>,
     /// The tournaments not over.
@@ -96,14 +94,7 @@ impl std::ops::Deref for Hub {
 
 impl Hub {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        config: Config,
-        store: Store,
-        shutdown: watch::Receiver<bool>,
-        stop_games: watch::Receiver<bool>,
-        games_alive: mpsc::Sender<()>,
-        alive: mpsc::Sender<()>,
-    ) -> Hub {
+    pub fn new(config: Config, store: Store) -> Hub {
         let bot = Arc::new(PlayerRec {
             id: crate::bot::BOT_ID.into(),
             name: crate::bot::BOT_NAME.into(),
@@ -124,7 +115,7 @@ impl Hub {
         ));
         let budgets = Budgets::new(&config);
         Hub {
-            rooms: Arc::new(Rooms::new(config, store, stop_games, games_alive, alive)),
+            rooms: Arc::new(Rooms::new(config, store)),
             tournaments: Default::default(),
             bot,
             players: DashMap::new(),
@@ -132,7 +123,6 @@ impl Hub {
             lobby: Mutex::new(Lobby::default()),
             conns: Connections::default(),
             budgets,
-            shutdown,
         }
     }
 
@@ -173,21 +163,11 @@ impl Hub {
             drain_ms: drain.as_millis() as u64,
             server_ms: crate::clock::unix_ms(),
         });
-        let deadline = tokio::time::Instant::now() + drain;
-        loop {
-            let ended = self.playing.1.notified();
-            let left = self.playing_count();
-            if left == 0 {
-                tracing::info!("drained: no game is being played");
-                return;
-            }
-            tokio::select! {
-                _ = ended => {}
-                _ = tokio::time::sleep_until(deadline) => {
-                    tracing::info!(games = left, "drain period over");
-                    return;
-                }
-            }
+        // No game starts any more: once the last one being played ends, it is drained.
+        self.playing.close();
+        match tokio::time::timeout(drain, self.playing.wait()).await {
+            Ok(()) => tracing::info!("drained: no game is being played"),
+            Err(_) => tracing::info!(games = self.playing_count(), "drain period over"),
         }
     }
 
