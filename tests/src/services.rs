@@ -58,7 +58,8 @@ fn is_root() -> bool {
 /// `/usr/lib/postgresql/*/bin` (Debian), else wherever `initdb` is on the PATH.
 fn pg_bin() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("TAMSK_PG_BIN") {
-        return Some(PathBuf::from(dir));
+        let dir = PathBuf::from(dir);
+        return dir.join("initdb").exists().then_some(dir);
     }
     let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
         .into_iter()
