@@ -898,3 +898,33 @@ mod name_tests {
         assert_eq!(before_12[0].id.to_string(), ids[1]);
     }
 }
+
+#[cfg(test)]
+mod location_tests {
+    use super::*;
+
+    /// `--db` takes a PostgreSQL URL or keeps meaning a path; passwords stay out of logs.
+    #[test]
+    fn db_is_a_postgres_url_or_a_path() {
+        assert_eq!(
+            Location::parse("postgres://u:pw@h:5432/tamsk"),
+            Location::Postgres("postgres://u:pw@h:5432/tamsk".into())
+        );
+        assert!(matches!(
+            Location::parse("postgresql://h/tamsk"),
+            Location::Postgres(_)
+        ));
+        assert_eq!(
+            Location::parse("tamsk.db"),
+            Location::Sqlite(PathBuf::from("tamsk.db"))
+        );
+        assert_eq!(
+            Location::parse("./postgres:/x.db"),
+            Location::Sqlite(PathBuf::from("./postgres:/x.db"))
+        );
+        assert_eq!(
+            Location::parse("postgres://u:pw@h:5432/tamsk").describe(),
+            "postgres://u@h:5432/tamsk"
+        );
+    }
+}
