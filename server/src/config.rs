@@ -100,6 +100,9 @@ pub struct Config {
     /// The SQLite database file (created on first run); `None`: a private in-memory
     /// database that goes with the process.
     pub db_path: Option<PathBuf>,
+    /// A PostgreSQL database (`postgres://user:password@host:port/name`): when set, the
+    /// store is there and `db_path` is not used.
+    pub db_url: Option<String>,
     /// At shutdown, how long live games may go on before they are suspended (or aborted
     /// without `resume_games`).
     pub drain: Duration,
@@ -165,6 +168,7 @@ impl Default for Config {
             ws_write_buffer: 8 * 1024,
             ws_read_buffer: 1024,
             db_path: None,
+            db_url: None,
             store_ack_timeout: Duration::from_secs(5),
             challenge_timeout: Duration::from_secs(60),
             match_range: crate::matching::Range::default(),

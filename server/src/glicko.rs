@@ -95,3 +95,17 @@ pub fn update(a: &Rated, b: &Rated, score: f64) -> (Rated, Rated) {
     let (ga, gb) = glicko2(&a.glicko, &b.glicko, &outcome, &config());
     (a.after(ga, score), b.after(gb, 1.0 - score))
 }
+
+/// One player's change in one rated game, as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    pub game_id: protocol::wire::GameId,
+    pub game: String,
+    pub player_id: String,
+    pub opponent_id: String,
+    pub tc: TimeControl,
+    pub score: f64,
+    pub before: Glicko2Rating,
+    pub after: Rated,
+    pub at_ms: u64,
+}

@@ -2,7 +2,7 @@
 //!
 //! [`run`] serves one listener until `shutdown` completes: the websocket at `/ws` and
 //! plain HTTP beside it (`/healthz`, `/games`, and the browser pages of [`web`]). Finished
-//! and aborted games and players are stored in SQLite ([`store`]). Each live game is one
+//! and aborted games and players are stored in SQLite or PostgreSQL ([`store`]). Each live game is one
 //! task owning its engine and clocks ([`game`]); each connection is one reading task plus
 //! one writing task with a bounded queue between them ([`connection`]); [`hub`] is what
 //! they share.
@@ -32,8 +32,6 @@ pub mod request;
 pub mod room;
 pub mod rooms;
 pub mod store;
-pub mod store_ratings;
-pub mod store_tournaments;
 pub mod swiss;
 pub mod tournament_model;
 pub mod web;
@@ -71,12 +69,8 @@ pub async fn try_run_with(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let path = config.db_path.as_deref();
-    let (store, live) = if config.resume_games {
-        store::Store::open_resuming(path).await?
-    } else {
-        (store::Store::open(path).await?, Vec::new())
-    };
+    let location = store::Location::of(&config);
+    let (store, live) = store::Store::open_at(&location, config.resume_games).await?;
     let drain = config.drain;
     let hub = Arc::new(hub::Hub::new(config, store.clone()));
     let rooms = hub.rooms.clone();

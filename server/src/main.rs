@@ -15,9 +15,12 @@ struct Args {
     /// Address to listen on; the websocket is at /ws, health at /healthz.
     #[arg(long, env = "TAMSK_LISTEN", default_value = "127.0.0.1:7878")]
     listen: SocketAddr,
-    /// The SQLite database file: players and stored games. Created on first run.
+    /// The database: players, games (and the journals of live ones), ratings and
+    /// tournaments. A path: an SQLite file, created on first run. A
+    /// `postgres://user:password@host:port/name` URL: that PostgreSQL database (migrated on
+    /// start).
     #[arg(long, env = "TAMSK_DB", default_value = "tamsk.db")]
-    db: PathBuf,
+    db: String,
     /// At shutdown (SIGTERM, ctrl-c), how long live games may go on before the rest are
     /// suspended to be resumed at the next start (or, with `--resume-games false`, aborted
     /// and stored).
@@ -167,6 +170,10 @@ async fn main() -> anyhow::Result<()> {
     if args.history_bytes.is_some() {
         tracing::warn!("--history-bytes (TAMSK_HISTORY_BYTES) is no longer used: the history is bounded by --history");
     }
+    let (db_path, db_url) = match server::store::Location::parse(&args.db) {
+        server::store::Location::Postgres(url) => (None, Some(url)),
+        _ => (Some(PathBuf::from(&args.db)), None),
+    };
     let config = Config {
         reconnect_grace: Duration::from_millis(args.reconnect_grace_ms),
         claim_window: Duration::from_millis(args.claim_window_ms),
@@ -198,7 +205,8 @@ async fn main() -> anyhow::Result<()> {
         idle_timeout: defaults
             .idle_timeout
             .max(Duration::from_millis(args.ping_interval_ms * 3)),
-        db_path: Some(args.db),
+        db_path,
+        db_url,
         drain: Duration::from_millis(args.drain_ms),
         resume_games: args.resume_games,
         abort_ms: args.abort_ms,
@@ -207,6 +215,7 @@ async fn main() -> anyhow::Result<()> {
         ..defaults
     };
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    tracing::info!(db = %server::store::Location::of(&config).describe(), "database");
     server::try_run_with(listener, config, shutdown_signal()).await
 }
 

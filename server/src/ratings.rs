@@ -17,7 +17,6 @@ use std::sync::Arc;
 
 use protocol::game::Player;
 use protocol::rating::{ShownRating, TimeControl};
-use skillratings::glicko2::Glicko2Rating;
 use tokio::sync::mpsc;
 
 use crate::events::{Ending, GameOver};
@@ -42,20 +41,6 @@ pub fn is_rated(
     players: [&PlayerRec; 2],
 ) -> bool {
     asked.unwrap_or(true) && control.is_some() && players[0].id != players[1].id
-}
-
-/// One player's change in one rated game, as stored.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Change {
-    pub game_id: protocol::wire::GameId,
-    pub game: String,
-    pub player_id: String,
-    pub opponent_id: String,
-    pub tc: TimeControl,
-    pub score: f64,
-    pub before: Glicko2Rating,
-    pub after: Rated,
-    pub at_ms: u64,
 }
 
 /// Applies a game-over event to its players' ratings in memory; the changes to store.
@@ -88,7 +73,7 @@ pub fn apply(event: &GameOver) -> Vec<Change> {
         .expect("ratings lock")
         .by_tc
         .insert(tc, b);
-    let game = crate::store::game_id_text(&event.game);
+    let game = event.game.to_string();
     vec![
         Change {
             game_id: event.game,
@@ -153,7 +138,7 @@ pub fn spawn(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skillratings::glicko2::{glicko2_rating_period, Glicko2Config};
+    use skillratings::glicko2::{glicko2_rating_period, Glicko2Config, Glicko2Rating};
     use skillratings::Outcomes;
 
     /// Glickman's worked example ("Example of the Glicko-2 system", τ = 0.5): a 1500/200

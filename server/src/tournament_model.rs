@@ -121,7 +121,7 @@ impl Tournament {
                             .games
                             .get(i)
                             .and_then(|g| g.get(b).copied().flatten())
-                            .map(|g| crate::store::game_id_text(&g)),
+                            .map(|g| g.to_string()),
                         result: p.result.map(result_text),
                     })
                     .collect(),

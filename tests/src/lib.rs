@@ -22,6 +22,7 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 pub mod browser;
 pub mod pages;
 pub mod proxy;
+pub mod services;
 
 /// How long any single await may take before the test fails instead of hanging.
 pub const WAIT: Duration = Duration::from_secs(10);

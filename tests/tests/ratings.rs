@@ -60,9 +60,14 @@ async fn profile(server: &TestServer, name: &str) -> serde_json::Value {
     get_json(server.addr, &format!("/api/players/{name}")).await
 }
 
-#[tokio::test]
-async fn a_rated_game_moves_both_ratings_and_shows_them_everywhere() {
-    let server = TestServer::start().await;
+backend_tests!(
+    #[tokio::test]
+    a_rated_game_moves_both_ratings_and_shows_them_everywhere,
+    a_rated_game_moves_both_ratings_and_shows_them_everywhere_on_postgres => rated_game
+);
+
+async fn rated_game(db: tamsk_tests::services::TestDb) {
+    let server = TestServer::start_with(db.config()).await;
     let settings = TimeControl::Blitz.settings(Level::Three);
     let (mut red, mut black) = pair(&server, ["Rita", "Bert"], &settings, None).await;
     // Rated by default for a named control; both start at 1500 provisional.

@@ -1,11 +1,13 @@
 //! A server that stops with games live (SIGTERM past the drain) takes them up again at
 //! its next start, from the journal in its database: the players come back with their
 //! tokens, get a snapshot with every move, and play on. (A crash, kill -9, takes the
-//! same path: server/tests/process.rs.)
+//! same path: server/tests/process.rs.) Each test runs on an SQLite file and on a
+//! throwaway PostgreSQL (`..._on_postgres`).
 
 use protocol::game::{Event, Player};
 use protocol::settings::{Level, Settings};
 use protocol::wire::{ClientMessage, ServerMessage, PROTOCOL_VERSION};
+use tamsk_tests::services::TestDb;
 use tamsk_tests::*;
 
 /// Red moves then Black, each waiting for the release; both followers caught up.
@@ -33,11 +35,14 @@ fn settings() -> Settings {
     }
 }
 
-#[tokio::test]
-async fn a_game_live_at_a_stop_resumes_at_the_next_start() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("tamsk.db");
-    let config = config_with_db(&db);
+backend_tests!(
+    #[tokio::test]
+    a_game_live_at_a_stop_resumes_at_the_next_start,
+    a_game_live_at_a_stop_resumes_at_the_next_start_on_postgres => resumes_at_the_next_start
+);
+
+async fn resumes_at_the_next_start(db: TestDb) {
+    let config = db.config();
     assert!(config.resume_games, "resuming is the default");
     let server = TestServer::start_with(config.clone()).await;
     let (mut red, mut black) = start_game(&server, &settings()).await;
@@ -105,14 +110,17 @@ async fn a_game_live_at_a_stop_resumes_at_the_next_start() {
     server.stop().await;
 }
 
+backend_tests!(
+    #[tokio::test]
+    without_resumption_a_stop_aborts_the_live_games,
+    without_resumption_a_stop_aborts_the_live_games_on_postgres => stop_aborts_without_resumption
+);
+
 /// Without resumption the old behaviour stays: the game is stored as aborted.
-#[tokio::test]
-async fn without_resumption_a_stop_aborts_the_live_games() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("tamsk.db");
+async fn stop_aborts_without_resumption(db: TestDb) {
     let config = server::Config {
         resume_games: false,
-        ..config_with_db(&db)
+        ..db.config()
     };
     let server = TestServer::start_with(config.clone()).await;
     let (mut red, mut black) = start_game(&server, &settings()).await;

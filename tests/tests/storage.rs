@@ -1,40 +1,25 @@
-//! Stored games: every finished or aborted game is in the database file with its record,
-//! served over HTTP, and still there after a restart on the same file.
+//! Stored games: every finished or aborted game is in the database with its record,
+//! served over HTTP, and still there after a restart on the same database. Each test that
+//! stores runs on an SQLite file and on a throwaway PostgreSQL (`..._on_postgres`).
 
 use protocol::game::{Action, Event, Player, Status};
 use protocol::record::{EntryKind, Record};
 use protocol::settings::{Level, Settings};
 use protocol::wire::ClientMessage;
-use sqlx::sqlite::SqliteConnectOptions;
-use sqlx::{ConnectOptions, Row};
+use tamsk_tests::services::TestDb;
 use tamsk_tests::*;
 
-/// Reads a game's row straight from the database file, as another process would.
-async fn row_in_file(
-    path: &std::path::Path,
-    id: protocol::wire::GameId,
-) -> Option<(String, Option<String>, String)> {
-    let mut conn = SqliteConnectOptions::new()
-        .filename(path)
-        .read_only(true)
-        .connect()
-        .await
-        .expect("open the database file");
-    sqlx::query("SELECT state, winner, reason FROM games WHERE id = $1 AND state <> 'playing'")
-        .bind(id.to_string())
-        .fetch_optional(&mut conn)
-        .await
-        .expect("query")
-        .map(|r| (r.get("state"), r.get("winner"), r.get("reason")))
-}
+backend_tests!(
+    #[tokio::test]
+    a_finished_game_is_stored_before_its_end_is_announced,
+    a_finished_game_is_stored_before_its_end_is_announced_on_postgres
+        => finished_game_stored_before_announced
+);
 
 /// Red moves, Black resigns: the end is on disk by the time anyone hears of it, and both
 /// endpoints serve it (text record, JSON) with players, settings, result and reason.
-#[tokio::test]
-async fn a_finished_game_is_stored_before_its_end_is_announced() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("tamsk.db");
-    let server = TestServer::start_with(config_with_db(&db)).await;
+async fn finished_game_stored_before_announced(db: TestDb) {
+    let server = TestServer::start_with(db.config()).await;
     let settings = Settings::blitz(Level::Two);
     let (mut red, mut black) = start_game(&server, &settings).await;
     let id = red.game;
@@ -45,9 +30,9 @@ async fn a_finished_game_is_stored_before_its_end_is_announced() {
     black
         .until("the end", |e| matches!(e, Event::GameEnded { .. }))
         .await;
-    // The moment the end is known, the game is in the file.
+    // The moment the end is known, the game is in the database.
     assert_eq!(
-        row_in_file(&db, id).await,
+        db.stored_game_row(id).await,
         Some((
             "finished".to_string(),
             Some("red".to_string()),
@@ -166,17 +151,20 @@ async fn bad_game_requests_are_refused_specifically() {
     assert!(resp.body.starts_with("game_live"), "{}", resp.body);
 }
 
+backend_tests!(
+    #[tokio::test]
+    games_and_players_survive_a_restart,
+    games_and_players_survive_a_restart_on_postgres => survive_a_restart
+);
+
 /// After a restart on the same database file: the stored games are served, a game that
 /// was live at the stop is stored as aborted (shutdown) with its moves, tokens still
 /// work, and new games get new ids.
-#[tokio::test]
-async fn games_and_players_survive_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("games.db");
+async fn survive_a_restart(db: TestDb) {
     // Live games are aborted at the stop, not resumed (that is tests/restart.rs).
     let config = server::Config {
         resume_games: false,
-        ..config_with_db(&db)
+        ..db.config()
     };
     let server = TestServer::start_with(config.clone()).await;
     let settings = Settings::blitz(Level::One);
@@ -289,11 +277,16 @@ async fn games_and_players_survive_a_restart() {
     c.expect_error("name_taken").await;
 }
 
+backend_tests!(
+    #[tokio::test]
+    a_game_ended_by_repetition_counts_every_move,
+    a_game_ended_by_repetition_counts_every_move_on_postgres => repetition_counts_every_move
+);
+
 /// A game ended by repetition counts every move, the last one too, in `/games` and
 /// `/games/{id}` (reported one short by a referee).
-#[tokio::test]
-async fn a_game_ended_by_repetition_counts_every_move() {
-    let server = TestServer::start().await;
+async fn repetition_counts_every_move(db: TestDb) {
+    let server = TestServer::start_with(db.config()).await;
     let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
     let id = red.game;
     let shuffle = [

@@ -287,11 +287,14 @@ async fn resign_in(mut me: Follower) -> Client {
     me.client
 }
 
-#[tokio::test]
-async fn a_tournament_goes_on_after_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("tamsk.db");
-    let server = TestServer::start_with(config_with_db(&db)).await;
+backend_tests!(
+    #[tokio::test]
+    a_tournament_goes_on_after_a_restart,
+    a_tournament_goes_on_after_a_restart_on_postgres => goes_on_after_a_restart
+);
+
+async fn goes_on_after_a_restart(db: tamsk_tests::services::TestDb) {
+    let server = TestServer::start_with(db.config()).await;
     let mut td = Client::new_player(&server, "Host").await;
     td.send(&ClientMessage::TournamentCreate {
         rounds: 2,
@@ -329,7 +332,7 @@ async fn a_tournament_goes_on_after_a_restart() {
     // The server stops mid-game and comes back: the game is resumed where it was (with
     // `--resume-games false` it would be aborted, not scored, and played again).
     server.stop().await;
-    let server = TestServer::start_with(config_with_db(&db)).await;
+    let server = TestServer::start_with(db.config()).await;
     let t = get_json(server.addr, &format!("/api/tournaments/{id}")).await;
     assert_eq!(t["state"], "running");
     assert_eq!(t["round"], 1);

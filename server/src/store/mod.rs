@@ -1,5 +1,11 @@
-//! Storage: players and games, in SQLite through sqlx (migrations in `server/migrations`,
-//! written in SQL that PostgreSQL also reads).
+//! Storage: players, games, journals, ratings and tournaments, in SQLite (a file, the
+//! default) or PostgreSQL (`--db postgres://...`) through sqlx.
+//!
+//! The seam between the game and the database is this [`Store`]: one concrete handle
+//! whatever the backend, holding an enum of pools ([`Db`]). Each backend is a module
+//! (`sqlite.rs`, `postgres.rs`: connecting, migrations) that includes the one SQL folder
+//! (`sql/`) compiled for its own sqlx database, and each method of the store runs the
+//! same function of the backend it has ([`on_db!`]). Callers never see which it is.
 //!
 //! One writer task owns every write. Others hand it [`Write`]s through a bounded queue and
 //! never wait for the database: [`Store::submit`] returns at once (when the queue is full,
@@ -8,10 +14,10 @@
 //! task can announce its end only once the game is on disk.
 //!
 //! The entries of live games are written as they happen; a game cut off by a crash is
-//! stored as aborted (reason `crash`) with its record at the next start ([`Store::open`]).
+//! stored as aborted (reason `crash`) with its record at the next start ([`Store::open`]),
+//! or resumed ([`Store::open_resuming`]).
 
-use std::path::Path;
-use std::str::FromStr;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,18 +28,92 @@ use protocol::settings::Settings;
 use protocol::wire::{GameId, PlayerRef};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
-use sqlx::{Row, Sqlite, Transaction};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use tokio::sync::{mpsc, oneshot, Notify};
 
-#[path = "store_journal.rs"]
+/// Runs `$call` with `$sql` the SQL module of the backend of `$db` (an `Option` of a
+/// [`Db`], owned or borrowed) and `$pool` its pool; `$none` without a database (a
+/// [`Store::detached`] store).
+macro_rules! on_db {
+    ($db:expr, $none:expr, |$sql:ident, $pool:ident| $call:expr) => {
+        match $db {
+            None => $none,
+            Some($crate::store::Db::Sqlite($pool)) => {
+                use $crate::store::sqlite::sql as $sql;
+                $call
+            }
+            Some($crate::store::Db::Postgres($pool)) => {
+                use $crate::store::postgres::sql as $sql;
+                $call
+            }
+        }
+    };
+}
+
 mod journal;
 pub use journal::LiveGame;
+pub mod postgres;
+mod ratings;
+pub mod sqlite;
+mod tournaments;
+
+/// The pool of the store's backend.
+#[derive(Clone)]
+pub(crate) enum Db {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgPool),
+}
+
+impl Db {
+    async fn close(&self) {
+        match self {
+            Db::Sqlite(pool) => pool.close().await,
+            Db::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// Where the store keeps its data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// A private in-memory SQLite database that goes with the process.
+    Memory,
+    /// An SQLite database file (created on first run).
+    Sqlite(PathBuf),
+    /// A PostgreSQL database, by its `postgres://` URL.
+    Postgres(String),
+}
+
+impl Location {
+    /// `--db`: a `postgres://` (or `postgresql://`) URL, else the path of an SQLite file.
+    pub fn parse(db: &str) -> Location {
+        if postgres::is_url(db) {
+            Location::Postgres(db.to_string())
+        } else {
+            Location::Sqlite(PathBuf::from(db))
+        }
+    }
+
+    /// A server's: its PostgreSQL URL if it has one, else its SQLite file, else memory.
+    pub fn of(config: &crate::config::Config) -> Location {
+        match (&config.db_url, &config.db_path) {
+            (Some(url), _) => Location::Postgres(url.clone()),
+            (None, Some(path)) => Location::Sqlite(path.clone()),
+            (None, None) => Location::Memory,
+        }
+    }
+
+    /// For logs: the path, or the URL without its password.
+    pub fn describe(&self) -> String {
+        match self {
+            Location::Memory => "memory".into(),
+            Location::Sqlite(path) => path.display().to_string(),
+            Location::Postgres(url) => postgres::redact(url),
+        }
+    }
+}
 
 /// Writes waiting for the writer task. Room is allocated only as it fills (tokio's queue
 /// grows by blocks of 32), so a large bound costs nothing while the writer keeps up; a
@@ -236,7 +316,7 @@ pub struct StoreStats {
 pub struct Store {
     tx: mpsc::Sender<Write>,
     /// `None` for a [`Store::detached`] store.
-    pub(crate) pool: Option<SqlitePool>,
+    pub(crate) db: Option<Db>,
     pub stats: Arc<StoreStats>,
     overflow: Arc<Overflow>,
 }
@@ -295,7 +375,7 @@ impl Overflow {
 }
 
 impl Store {
-    /// Opens (creating it on first run) the database file at `path`, or a private
+    /// Opens (creating it on first run) the SQLite database file at `path`, or a private
     /// in-memory database when `path` is `None`; runs the migrations, stores the games a
     /// crash cut off, and starts the writer task.
     pub async fn open(path: Option<&Path>) -> anyhow::Result<Store> {
@@ -304,7 +384,7 @@ impl Store {
 
     /// [`Store::open`] with a writer queue of `queue` writes (before the overflow).
     pub async fn open_with(path: Option<&Path>, queue: usize) -> anyhow::Result<Store> {
-        let (store, live) = Store::open_inner(path, queue, false).await?;
+        let (store, live) = Store::open_inner(&sqlite_location(path), queue, false).await?;
         debug_assert!(live.is_empty());
         Ok(store)
     }
@@ -312,51 +392,34 @@ impl Store {
     /// Opens the database like [`Store::open`], but hands over the games a stop cut off
     /// (SIGTERM or crash) to be resumed instead of storing them as aborted.
     pub async fn open_resuming(path: Option<&Path>) -> anyhow::Result<(Store, Vec<LiveGame>)> {
-        Store::open_inner(path, WRITE_QUEUE, true).await
+        Store::open_inner(&sqlite_location(path), WRITE_QUEUE, true).await
+    }
+
+    /// Opens the database at `location` (SQLite or PostgreSQL); with `resume`, hands over
+    /// the games a stop cut off like [`Store::open_resuming`], else stores them as aborted
+    /// like [`Store::open`] (and the list is empty).
+    pub async fn open_at(
+        location: &Location,
+        resume: bool,
+    ) -> anyhow::Result<(Store, Vec<LiveGame>)> {
+        Store::open_inner(location, WRITE_QUEUE, resume).await
     }
 
     async fn open_inner(
-        path: Option<&Path>,
+        location: &Location,
         queue: usize,
         resume: bool,
     ) -> anyhow::Result<(Store, Vec<LiveGame>)> {
-        let pool = match path {
-            Some(path) => {
-                let options = SqliteConnectOptions::new()
-                    .filename(path)
-                    .create_if_missing(true)
-                    .journal_mode(SqliteJournalMode::Wal)
-                    // With WAL, every commit survives a crash of the process.
-                    .synchronous(SqliteSynchronous::Normal)
-                    .busy_timeout(Duration::from_secs(5))
-                    .foreign_keys(true);
-                SqlitePoolOptions::new()
-                    .max_connections(4)
-                    .connect_with(options)
-                    .await
-                    .map_err(|e| anyhow::anyhow!("cannot open database {}: {e}", path.display()))?
-            }
-            None => {
-                // One connection: every connection to ":memory:" is a database of its own.
-                let options = SqliteConnectOptions::from_str("sqlite::memory:")?;
-                SqlitePoolOptions::new()
-                    .max_connections(1)
-                    .min_connections(1)
-                    .idle_timeout(None)
-                    .max_lifetime(None)
-                    .connect_with(options)
-                    .await?
-            }
+        let db = match location {
+            Location::Memory => Db::Sqlite(sqlite::open(None).await?),
+            Location::Sqlite(path) => Db::Sqlite(sqlite::open(Some(path)).await?),
+            Location::Postgres(url) => Db::Postgres(postgres::open(url).await?),
         };
-        sqlx::migrate!("./migrations")
-            .run(&pool)
-            .await
-            .map_err(|e| anyhow::anyhow!("database migration failed: {e}"))?;
-        let mut live = journal::load(&pool).await?;
+        let mut live = journal::load(&db).await?;
         if !resume {
             let n = live.len();
             for game in live.drain(..) {
-                journal::store_aborted(&pool, game).await?;
+                journal::store_aborted(&db, game).await?;
             }
             if n > 0 {
                 tracing::warn!(games = n, "stored games cut off by a stop as aborted");
@@ -365,26 +428,53 @@ impl Store {
         let (tx, rx) = mpsc::channel(queue.max(1));
         let stats = Arc::new(StoreStats::default());
         // The writer has a thread (and a small runtime) of its own: each statement is a
-        // round trip to the database thread, and on the main runtime, when it is busy
-        // with thousands of connections, every round trip waited its turn behind them
-        // (a batch took 100 ms; game ends wait for their commit).
-        let (writer_pool, writer_stats) = (pool.clone(), stats.clone());
+        // round trip to the database, and on the main runtime, when it is busy with
+        // thousands of connections, every round trip waited its turn behind them (a batch
+        // took 100 ms; game ends wait for their commit). SQLite's connections are threads
+        // of their own and are shared; PostgreSQL's are sockets of a runtime, so the
+        // writer opens its own on its runtime.
+        let (writer_db, writer_stats) = (db.clone(), stats.clone());
+        let writer_url = match location {
+            Location::Postgres(url) => Some(url.clone()),
+            _ => None,
+        };
+        let (ready_tx, ready_rx) = oneshot::channel::<anyhow::Result<()>>();
         std::thread::Builder::new()
             .name("tamsk-store".into())
             .spawn(move || {
-                match tokio::runtime::Builder::new_current_thread()
+                let runtime = match tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                 {
-                    Ok(runtime) => runtime.block_on(writer(writer_pool, rx, writer_stats)),
-                    Err(e) => tracing::error!(error = %e, "store writer cannot start"),
-                }
+                    Ok(runtime) => runtime,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(anyhow::anyhow!("store writer: {e}")));
+                        return;
+                    }
+                };
+                runtime.block_on(async move {
+                    let db = match writer_url {
+                        Some(url) => match postgres::connect(&url, 2).await {
+                            Ok(pool) => Db::Postgres(pool),
+                            Err(e) => {
+                                let _ = ready_tx.send(Err(e));
+                                return;
+                            }
+                        },
+                        None => writer_db,
+                    };
+                    let _ = ready_tx.send(Ok(()));
+                    writer(db, rx, writer_stats).await
+                })
             })?;
+        ready_rx
+            .await
+            .map_err(|_| anyhow::anyhow!("store writer did not start"))??;
         let overflow = Arc::new(Overflow::default());
         overflow.start_forwarding(&tx);
         let store = Store {
             tx,
-            pool: Some(pool),
+            db: Some(db),
             stats,
             overflow,
         };
@@ -393,8 +483,8 @@ impl Store {
 
     /// Stores a cut-off game that will not be resumed as aborted (reason `crash`).
     pub async fn store_aborted(&self, game: LiveGame) -> anyhow::Result<()> {
-        match &self.pool {
-            Some(pool) => journal::store_aborted(pool, game).await,
+        match &self.db {
+            Some(db) => journal::store_aborted(db, game).await,
             None => Ok(()),
         }
     }
@@ -420,7 +510,7 @@ impl Store {
         overflow.start_forwarding(&tx);
         Store {
             tx,
-            pool: None,
+            db: None,
             stats: Arc::default(),
             overflow,
         }
@@ -481,22 +571,10 @@ impl Store {
     /// Stores a new player at once (not through the writer: the answer says whether the
     /// name is free); `Ok(false)`: another player has the name, or one equal but for case.
     pub async fn register_player(&self, row: &PlayerRow) -> anyhow::Result<bool> {
-        let Some(pool) = &self.pool else {
-            return Ok(true);
-        };
-        let done = sqlx::query(
-            "INSERT INTO players (id, name, name_key, token_hash, created_ms, is_bot) \
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+        on_db!(&self.db, Ok(true), |sql, pool| sql::register_player(
+            pool, row
         )
-        .bind(&row.id)
-        .bind(&row.name)
-        .bind(crate::limits::name_key(&row.name))
-        .bind(&row.token_hash)
-        .bind(ms(row.created_ms))
-        .bind(row.is_bot as i64)
-        .execute(pool)
-        .await?;
-        Ok(done.rows_affected() == 1)
+        .await)
     }
 
     /// Stores a new player and waits until it is on disk (for a connection, never a game).
@@ -522,22 +600,10 @@ impl Store {
         column: &'static str,
         value: &str,
     ) -> anyhow::Result<Option<PlayerRow>> {
-        let Some(pool) = &self.pool else {
-            return Ok(None);
-        };
-        let row = sqlx::query(&format!(
-            "SELECT id, name, token_hash, created_ms, is_bot FROM players WHERE {column} = $1"
-        ))
-        .bind(value)
-        .fetch_optional(pool)
-        .await?;
-        Ok(row.map(|r| PlayerRow {
-            id: r.get("id"),
-            name: r.get("name"),
-            token_hash: r.get("token_hash"),
-            created_ms: r.get::<i64, _>("created_ms") as u64,
-            is_bot: r.get::<i64, _>("is_bot") != 0,
-        }))
+        on_db!(&self.db, Ok(None), |sql, pool| sql::player_where(
+            pool, column, value
+        )
+        .await)
     }
 
     /// Stored (finished or aborted) games, newest first: those of the player with this
@@ -548,97 +614,24 @@ impl Store {
         before: Option<GameId>,
         limit: usize,
     ) -> anyhow::Result<Vec<StoredGame>> {
-        let Some(pool) = &self.pool else {
-            return Ok(Vec::new());
-        };
-        let rows = sqlx::query(&format!(
-            "SELECT {GAME_COLUMNS} FROM games \
-             WHERE state <> 'playing' AND ($1 IS NULL OR red_name = $1 OR black_name = $1) \
-             AND id < $2 ORDER BY id DESC LIMIT $3"
-        ))
-        .bind(player)
-        // Hyphenated lower-case UUIDs compare as text in the order of the ids.
-        .bind(before.map_or_else(|| "~".to_string(), gid))
-        .bind(limit as i64)
-        .fetch_all(pool)
-        .await?;
-        rows.iter().map(stored_game).collect()
+        on_db!(&self.db, Ok(Vec::new()), |sql, pool| {
+            sql::recent_games(pool, player, before, limit).await
+        })
     }
 
     /// A stored game with its record; `None` if there is none (or it is still live).
     pub async fn game(&self, id: GameId) -> anyhow::Result<Option<StoredRecord>> {
-        let Some(pool) = &self.pool else {
-            return Ok(None);
-        };
-        let row = sqlx::query(&format!(
-            "SELECT {GAME_COLUMNS}, record_json, record_text FROM games \
-             WHERE id = $1 AND state <> 'playing'"
-        ))
-        .bind(gid(id))
-        .fetch_optional(pool)
-        .await?;
-        let Some(row) = row else { return Ok(None) };
-        let game = stored_game(&row)?;
-        let json: Option<String> = row.get("record_json");
-        let text: Option<String> = row.get("record_text");
-        Ok(Some(StoredRecord {
-            game,
-            record: match json {
-                Some(j) => serde_json::from_str(&j)?,
-                None => serde_json::Value::Null,
-            },
-            text: text.unwrap_or_default(),
-        }))
+        on_db!(&self.db, Ok(None), |sql, pool| sql::game(pool, id).await)
     }
 }
 
-const GAME_COLUMNS: &str = "id, red_id, red_name, black_id, black_name, level, settings, state, \
-     winner, reason, result, move_count, started_ms, ended_ms";
-
-fn stored_game(r: &sqlx::sqlite::SqliteRow) -> anyhow::Result<StoredGame> {
-    let settings: String = r.get("settings");
-    Ok(StoredGame {
-        id: read_gid(r)?,
-        red: PlayerRef {
-            player_id: r.get("red_id"),
-            name: r.get("red_name"),
-            rating: None,
-        },
-        black: PlayerRef {
-            player_id: r.get("black_id"),
-            name: r.get("black_name"),
-            rating: None,
-        },
-        level: r.get::<i64, _>("level") as u8,
-        settings: serde_json::from_str(&settings)?,
-        state: r.get("state"),
-        winner: r.get("winner"),
-        reason: r.get("reason"),
-        result: r.get("result"),
-        move_count: r.get::<i64, _>("move_count") as u64,
-        started_ms: r.get::<i64, _>("started_ms") as u64,
-        ended_ms: r.get::<Option<i64>, _>("ended_ms").map(|v| v as u64),
-    })
-}
-
-/// A game id as the database keeps it: the hyphenated UUID, text.
-fn gid(id: GameId) -> String {
-    id.hyphenated().to_string()
-}
-
-/// The `id` column of a games row.
-fn read_gid(r: &sqlx::sqlite::SqliteRow) -> anyhow::Result<GameId> {
-    let text: String = r.try_get("id")?;
-    text.parse()
-        .map_err(|e| anyhow::anyhow!("game id {text:?} is not a UUID: {e}"))
-}
-
-fn ms(v: u64) -> i64 {
-    v.min(i64::MAX as u64) as i64
+/// An SQLite file, or memory.
+fn sqlite_location(path: Option<&Path>) -> Location {
+    path.map_or(Location::Memory, |p| Location::Sqlite(p.to_path_buf()))
 }
 
 /// The writer task: batches what is queued into one transaction, then acknowledges.
-async fn writer(pool: SqlitePool, mut rx: mpsc::Receiver<Write>, stats: Arc<StoreStats>) {
+async fn writer(db: Db, mut rx: mpsc::Receiver<Write>, stats: Arc<StoreStats>) {
     let mut batch = Vec::with_capacity(BATCH);
     while rx.recv_many(&mut batch, BATCH).await > 0 {
         // Writes nobody waits for (journal rows, game starts) wait a little for company:
@@ -655,7 +648,7 @@ async fn writer(pool: SqlitePool, mut rx: mpsc::Receiver<Write>, stats: Arc<Stor
             }
         }
         let n = batch.len() as u64;
-        let ok = match write_batch(&pool, &batch).await {
+        let ok = match write_batch(&db, &batch).await {
             Ok(()) => true,
             Err(e) => {
                 tracing::error!(error = %e, "store batch failed: writing one by one");
@@ -667,7 +660,7 @@ async fn writer(pool: SqlitePool, mut rx: mpsc::Receiver<Write>, stats: Arc<Stor
                 answer(w, true, &stats);
                 continue;
             }
-            let res = write_batch(&pool, std::slice::from_ref(&w)).await;
+            let res = write_batch(&db, std::slice::from_ref(&w)).await;
             if let Err(e) = &res {
                 stats.write_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::error!(error = %e, "store write failed");
@@ -676,7 +669,7 @@ async fn writer(pool: SqlitePool, mut rx: mpsc::Receiver<Write>, stats: Arc<Stor
         }
         stats.writes.fetch_add(n, Ordering::Relaxed);
     }
-    pool.close().await;
+    db.close().await;
 }
 
 fn answer(w: Write, ok: bool, stats: &StoreStats) {
@@ -699,125 +692,9 @@ fn answer(w: Write, ok: bool, stats: &StoreStats) {
     }
 }
 
-async fn write_batch(pool: &SqlitePool, batch: &[Write]) -> anyhow::Result<()> {
-    if batch.iter().all(|w| matches!(w, Write::Flush(_))) {
-        return Ok(());
-    }
-    let mut tx = pool.begin().await?;
-    let mut entries = Vec::new();
-    for w in batch {
-        match w {
-            Write::Player(p, _) => {
-                sqlx::query(
-                    "INSERT INTO players (id, name, name_key, token_hash, created_ms, is_bot) \
-                     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-                )
-                .bind(&p.id)
-                .bind(&p.name)
-                .bind(crate::limits::name_key(&p.name))
-                .bind(&p.token_hash)
-                .bind(ms(p.created_ms))
-                .bind(p.is_bot as i64)
-                .execute(&mut *tx)
-                .await?;
-            }
-            Write::GameStarted(g) => {
-                sqlx::query(
-                    "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, \
-                     settings, state, move_count, started_ms, code, rated) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'playing', 0, $8, $9, $10) \
-                     ON CONFLICT (id) DO NOTHING",
-                )
-                .bind(gid(g.id))
-                .bind(&g.red.player_id)
-                .bind(&g.red.name)
-                .bind(&g.black.player_id)
-                .bind(&g.black.name)
-                .bind(g.settings.level.number() as i64)
-                .bind(serde_json::to_string(&g.settings)?)
-                .bind(ms(g.started_ms))
-                .bind(&g.code)
-                .bind(g.rated as i64)
-                .execute(&mut *tx)
-                .await?;
-            }
-            Write::Entry { game, idx, entry } => {
-                entries.push((*game, *idx, serde_json::to_string(entry)?));
-                if entries.len() == ENTRY_ROWS {
-                    write_entries(&mut tx, &mut entries).await?;
-                }
-            }
-            Write::GameEnded(end, _) => {
-                // The journal rows of this game go in before its end deletes them.
-                write_entries(&mut tx, &mut entries).await?;
-                write_end(&mut tx, end).await?
-            }
-            Write::Flush(_) => {}
-        }
-    }
-    write_entries(&mut tx, &mut entries).await?;
-    tx.commit().await?;
-    Ok(())
-}
-
-/// Journal rows inserted by one statement: a statement per move cost the writer a round
-/// trip to the database thread each, which at thousands of moves a second was most of
-/// its time (3 bound values a row, well under SQLite's limit of 32,766).
-const ENTRY_ROWS: usize = 512;
-
-/// Inserts the pending journal rows, if any, with one statement, and empties `rows`.
-async fn write_entries(
-    tx: &mut Transaction<'_, Sqlite>,
-    rows: &mut Vec<(GameId, u64, String)>,
-) -> anyhow::Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let mut insert =
-        sqlx::QueryBuilder::<Sqlite>::new("INSERT INTO live_entries (game_id, idx, entry) ");
-    insert.push_values(rows.drain(..), |mut row, (game, idx, entry)| {
-        row.push_bind(gid(game)).push_bind(ms(idx)).push_bind(entry);
-    });
-    insert.push(" ON CONFLICT (game_id, idx) DO NOTHING");
-    insert.build().execute(&mut **tx).await?;
-    Ok(())
-}
-
-async fn write_end(tx: &mut Transaction<'_, Sqlite>, end: &GameEnd) -> anyhow::Result<()> {
-    let g = &end.start;
-    sqlx::query(
-        "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, settings, \
-         state, winner, reason, result, move_count, started_ms, ended_ms, record_json, \
-         record_text) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
-         ON CONFLICT (id) DO UPDATE SET state = excluded.state, winner = excluded.winner, \
-         reason = excluded.reason, result = excluded.result, \
-         move_count = excluded.move_count, ended_ms = excluded.ended_ms, \
-         record_json = excluded.record_json, record_text = excluded.record_text",
-    )
-    .bind(gid(g.id))
-    .bind(&g.red.player_id)
-    .bind(&g.red.name)
-    .bind(&g.black.player_id)
-    .bind(&g.black.name)
-    .bind(g.settings.level.number() as i64)
-    .bind(serde_json::to_string(&g.settings)?)
-    .bind(end.state)
-    .bind(end.winner.map(|p| p.to_string().to_lowercase()))
-    .bind(&end.reason)
-    .bind(&end.result)
-    .bind(end.move_count as i64)
-    .bind(ms(g.started_ms))
-    .bind(ms(end.ended_ms))
-    .bind(serde_json::to_string(&end.record.record)?)
-    .bind(end.record.to_text())
-    .execute(&mut **tx)
-    .await?;
-    sqlx::query("DELETE FROM live_entries WHERE game_id = $1")
-        .bind(gid(g.id))
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
+async fn write_batch(db: &Db, batch: &[Write]) -> anyhow::Result<()> {
+    on_db!(Some(db), Ok(()), |sql, pool| sql::write_batch(pool, batch)
+        .await)
 }
 
 #[cfg(test)]
@@ -877,11 +754,10 @@ mod tests {
         );
         store.flush().await;
         assert_eq!(store.backlog(), 0);
-        let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM live_entries WHERE game_id = $1")
-            .bind(gid(id))
-            .fetch_one(store.pool.as_ref().unwrap())
-            .await
-            .unwrap();
+        let Some(Db::Sqlite(pool)) = &store.db else {
+            panic!("an SQLite store")
+        };
+        let left = sqlite::sql::live_entry_count(pool, id).await.unwrap();
         assert_eq!(left, 0, "entries written after the end");
     }
 }
@@ -889,6 +765,7 @@ mod tests {
 #[cfg(test)]
 mod name_tests {
     use super::*;
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 
     fn row(id: &str, name: &str) -> PlayerRow {
         PlayerRow {
@@ -1019,5 +896,35 @@ mod name_tests {
             .unwrap();
         assert_eq!(before_12.len(), 1);
         assert_eq!(before_12[0].id.to_string(), ids[1]);
+    }
+}
+
+#[cfg(test)]
+mod location_tests {
+    use super::*;
+
+    /// `--db` takes a PostgreSQL URL or keeps meaning a path; passwords stay out of logs.
+    #[test]
+    fn db_is_a_postgres_url_or_a_path() {
+        assert_eq!(
+            Location::parse("postgres://u:pw@h:5432/tamsk"),
+            Location::Postgres("postgres://u:pw@h:5432/tamsk".into())
+        );
+        assert!(matches!(
+            Location::parse("postgresql://h/tamsk"),
+            Location::Postgres(_)
+        ));
+        assert_eq!(
+            Location::parse("tamsk.db"),
+            Location::Sqlite(PathBuf::from("tamsk.db"))
+        );
+        assert_eq!(
+            Location::parse("./postgres:/x.db"),
+            Location::Sqlite(PathBuf::from("./postgres:/x.db"))
+        );
+        assert_eq!(
+            Location::parse("postgres://u:pw@h:5432/tamsk").describe(),
+            "postgres://u@h:5432/tamsk"
+        );
     }
 }

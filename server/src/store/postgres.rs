@@ -1,0 +1,57 @@
+//! The PostgreSQL backend: a database named by a `postgres://` URL, migrations in
+//! `server/migrations_pg` (the same tables as SQLite's final schema, in PostgreSQL's
+//! types).
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+
+/// The database the shared SQL is compiled for here.
+pub type DB = sqlx::Postgres;
+
+// The same SQL, compiled for this backend's `DB` (on purpose: see `sql/mod.rs`).
+#[allow(clippy::duplicate_mod)]
+#[path = "sql/mod.rs"]
+pub(crate) mod sql;
+
+/// Whether `target` names a PostgreSQL database (a `postgres://` or `postgresql://` URL).
+pub fn is_url(target: &str) -> bool {
+    target.starts_with("postgres://") || target.starts_with("postgresql://")
+}
+
+/// A pool of at most `connections` to the database at `url`.
+pub async fn connect(url: &str, connections: u32) -> anyhow::Result<PgPool> {
+    let options = PgConnectOptions::from_str(url)
+        .map_err(|e| anyhow::anyhow!("bad PostgreSQL URL: {e}"))?
+        .application_name("tamsk-server");
+    PgPoolOptions::new()
+        .max_connections(connections)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot connect to PostgreSQL at {}: {e}", redact(url)))
+}
+
+/// Connects to the database at `url` and runs the migrations (under PostgreSQL's
+/// advisory lock: nodes starting together migrate once).
+pub async fn open(url: &str) -> anyhow::Result<PgPool> {
+    let pool = connect(url, 8).await?;
+    sqlx::migrate!("./migrations_pg")
+        .run(&pool)
+        .await
+        .map_err(|e| anyhow::anyhow!("database migration failed: {e}"))?;
+    Ok(pool)
+}
+
+/// The URL without its password, for messages.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let user = &url[scheme + 3..at];
+            let user = user.split(':').next().unwrap_or("");
+            format!("{}{user}@{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
+}

@@ -1,0 +1,92 @@
+//! The journal's SQL: the games still marked live, with their entries.
+
+use protocol::record::Entry;
+use protocol::settings::Settings;
+use protocol::wire::{GameId, PlayerRef};
+use sqlx::types::Json;
+use sqlx::{Pool, Row};
+
+use super::{gid, read_gid, write_end, DB};
+use crate::events::TournamentGame;
+use crate::store::journal::Cut;
+use crate::store::{GameEnd, GameStart};
+
+/// Every game still marked live, oldest first. Journal rows of games already stored are
+/// cleared.
+pub async fn load(pool: &Pool<DB>) -> anyhow::Result<Vec<Cut>> {
+    sqlx::query(
+        "DELETE FROM live_entries WHERE game_id IN (SELECT id FROM games WHERE state <> 'playing')",
+    )
+    .execute(pool)
+    .await?;
+    let rows = sqlx::query(
+        "SELECT id, red_id, red_name, black_id, black_name, settings, started_ms, code, rated \
+         FROM games WHERE state = 'playing' ORDER BY id",
+    )
+    .fetch_all(pool)
+    .await?;
+    let mut live = Vec::with_capacity(rows.len());
+    for r in rows {
+        let id: GameId = match read_gid(&r) {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::error!(error = %e, "unreadable id of a cut-off game");
+                continue;
+            }
+        };
+        let settings: Settings = match r.try_get::<Json<Settings>, _>("settings") {
+            Ok(s) => s.0,
+            Err(e) => {
+                tracing::error!(game = %id, error = %e, "unreadable settings of a cut-off game");
+                continue;
+            }
+        };
+        let start = GameStart {
+            id,
+            red: PlayerRef {
+                player_id: r.get("red_id"),
+                name: r.get("red_name"),
+                rating: None,
+            },
+            black: PlayerRef {
+                player_id: r.get("black_id"),
+                name: r.get("black_name"),
+                rating: None,
+            },
+            settings,
+            started_ms: r.get::<i64, _>("started_ms") as u64,
+            code: r.get("code"),
+            rated: r.get::<Option<bool>, _>("rated").unwrap_or(false),
+        };
+        let tournament =
+            sqlx::query("SELECT tournament_id, round FROM tournament_pairings WHERE game_id = $1")
+                .bind(gid(id))
+                .fetch_optional(pool)
+                .await?
+                .map(|t| TournamentGame {
+                    tournament: t.get("tournament_id"),
+                    round: t.get::<i64, _>("round") as u32,
+                });
+        let entries = sqlx::query("SELECT entry FROM live_entries WHERE game_id = $1 ORDER BY idx")
+            .bind(gid(id))
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|e| e.try_get::<Json<Entry>, _>("entry").ok().map(|j| j.0))
+            .collect();
+        live.push(Cut {
+            start,
+            tournament,
+            entries,
+        });
+    }
+    Ok(live)
+}
+
+/// Stores a game that is over, in a transaction of its own.
+pub async fn store_end(pool: &Pool<DB>, end: &GameEnd) -> anyhow::Result<()> {
+    let mut tx = pool.begin().await?;
+    write_end(&mut tx, end).await?;
+    tx.commit().await?;
+    Ok(())
+}
