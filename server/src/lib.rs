@@ -2,10 +2,12 @@
 //!
 //! [`run`] serves one listener until `shutdown` completes: the websocket at `/ws` and
 //! plain HTTP beside it (`/healthz`, `/games`, and the browser pages of [`web`]). Finished
-//! and aborted games and players are stored in SQLite or PostgreSQL ([`store`]). Each live game is one
-//! task owning its engine and clocks ([`game`]); each connection is one reading task plus
-//! one writing task with a bounded queue between them ([`connection`]); [`hub`] is what
-//! they share.
+//! and aborted games and players are stored in SQLite or PostgreSQL ([`store`]).
+//!
+//! Layers that only look down (`docs/ARCHITECTURE.md`): [`room`] is one game without I/O;
+//! [`game`] runs each room in its own task; [`rooms`] holds the live games and what they
+//! share; [`hub`] adds players, the lobby and tournaments; [`connection`] and [`http`] sit
+//! on top.
 
 pub mod alarm;
 pub mod api;
