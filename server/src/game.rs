@@ -623,8 +623,7 @@ impl GameTask {
             if let Some(a) = self.away[p.index()].as_mut() {
                 if !a.expired && a.until_ms <= now && self.game.is_playing() {
                     a.expired = true;
-                    let at = a.until_ms;
-                    self.publish(Change::GraceExpired { player: p, at });
+                    self.publish(Change::GraceExpired { player: p });
                 }
             }
         }
@@ -930,7 +929,6 @@ impl GameTask {
                         player: p,
                         connected: true,
                         grace_until_ms: None,
-                        at: now,
                     });
                 }
             }
@@ -973,12 +971,13 @@ impl GameTask {
                         expired: false,
                     });
                     tracing::info!(game = %self.id, player = %p, "seat disconnected");
-                    self.publish(Change::Presence {
+                    // At the instant the grace runs from.
+                    let gone = Change::Presence {
                         player: p,
                         connected: false,
                         grace_until_ms: Some(until),
-                        at: now,
-                    });
+                    };
+                    self.publish_at(gone, now);
                 }
             }
             None => self.watchers_changed(),
@@ -1037,25 +1036,24 @@ impl GameTask {
         }
         *last = Some(rtt_ms);
         // The engine judges with it from now on: a recorded entry, so that replicas and
-        // replays move the same deadlines.
+        // replays move the same deadlines. Published once, as a `lag` change at its own
+        // instant (what time brought before it goes out first, as an `advance`).
         let now = self.received_ms(received);
+        let events = self.game.advance(now);
+        if !events.is_empty() {
+            self.publish_play(now, EntryKind::Advance, events);
+        }
         if self.game.is_playing() {
-            let events = self.game.advance(now);
             self.game.set_lag(player, rtt_ms);
-            self.publish_play(
-                now,
-                EntryKind::Lag {
+            let entry = Entry {
+                at_ms: now,
+                kind: EntryKind::Lag {
                     player,
                     lag_ms: rtt_ms,
                 },
-                events,
-            );
+            };
+            self.publish_entry(entry, Vec::new(), now);
         }
-        self.publish(Change::Lag {
-            player,
-            rtt_ms,
-            at: now,
-        });
     }
 
     fn seat_info(&self, p: Player) -> SeatInfo {
@@ -1092,7 +1090,12 @@ impl GameTask {
     }
 
     fn publish_play(&mut self, at_ms: u64, kind: EntryKind, events: Vec<protocol::Event>) {
-        let entry = Entry { at_ms, kind };
+        let now_ms = self.now_ms();
+        self.publish_entry(Entry { at_ms, kind }, events, now_ms);
+    }
+
+    /// Records `entry` (which caused `events`) and publishes it at `now_ms`.
+    fn publish_entry(&mut self, entry: Entry, events: Vec<protocol::Event>, now_ms: u64) {
         self.hub.store.submit(Write::Entry {
             game: self.id,
             idx: self.entries.len() as u64,
@@ -1103,7 +1106,7 @@ impl GameTask {
             tracing::info!(game = %self.id, "game over: storing it");
             self.store_end();
         }
-        self.publish(Change::Play { entry, events });
+        self.publish_at(Change::of_entry(entry, events, now_ms), now_ms);
         if self.durable.is_none() {
             self.refresh_summary();
         }
@@ -1122,10 +1125,15 @@ impl GameTask {
 
     /// Numbers a change, keeps it for reconnects and sends it to everyone.
     fn publish(&mut self, change: Change) {
+        let now_ms = self.now_ms();
+        self.publish_at(change, now_ms);
+    }
+
+    /// [`Self::publish`] with the event's `now_ms`.
+    fn publish_at(&mut self, change: Change, now_ms: u64) {
         let began = Instant::now();
         self.seq += 1;
-        let now_ms = self.now_ms();
-        // A `play` change is always the latest entry (see `publish_play`).
+        // A `play` or `lag` change is always the latest entry (see `publish_entry`).
         let entry = self.entries.len().saturating_sub(1);
         self.history.push(self.seq, now_ms, &change, entry);
         let text = encode(&ServerMessage::Event(Box::new(GameEvent {
@@ -1386,7 +1394,7 @@ mod tests {
                 break ev;
             }
         };
-        let Change::Play { entry, events } = &ev.change else {
+        let Change::Play { entry, events, .. } = &ev.change else {
             unreachable!()
         };
         assert_eq!(entry.at_ms, 399, "judged at the instant it was read");
@@ -1428,7 +1436,6 @@ mod tests {
                 player: Player::Black,
                 connected: false,
                 grace_until_ms: Some(60_040),
-                at: 40,
             }
         );
         let ev = next_event(&mut red.rx).await;
@@ -1436,14 +1443,13 @@ mod tests {
             ev.change,
             Change::GraceExpired {
                 player: Player::Black,
-                at: 60_040,
             }
         );
         assert_eq!(ev.now_ms, 60_040);
         // Red does not claim: the server ends the game for him when his window closes.
         let ev = next_event(&mut red.rx).await;
         assert_eq!(ev.now_ms, 120_040);
-        let Change::Play { entry, events } = &ev.change else {
+        let Change::Play { entry, events, .. } = &ev.change else {
             panic!("the end, not {:?}", ev.change)
         };
         assert_eq!(

@@ -347,7 +347,9 @@ pub struct Follower {
     pub seat: Option<Player>,
     pub replica: Game,
     pub seq: Seq,
-    /// Every numbered event received, in order.
+    /// Every numbered event received, in order, as the client understands it: a `play`
+    /// with every engine event its entry caused (the implied ones, which the frame leaves
+    /// out, given again by the replica; `complete`).
     pub log: Vec<GameEvent>,
     /// The game's entries so far: the snapshot's, then those of the `play` events.
     pub entries: Vec<Entry>,
@@ -399,7 +401,7 @@ impl Follower {
             match self.client.recv().await {
                 ServerMessage::Event(ev) => {
                     self.check(&ev);
-                    return *ev;
+                    return self.log.last().expect("logged").clone();
                 }
                 ServerMessage::Watchers { .. } | ServerMessage::Lag { .. } => continue,
                 other => panic!("expected an event, got {other:?}"),
@@ -407,19 +409,27 @@ impl Follower {
         }
     }
 
-    /// Applies a received event to the replica, with the checks of [`Follower::next_event`].
+    /// Applies a received event to the replica, with the checks of [`Follower::next_event`];
+    /// logs it (a `play` with all its engine events).
     pub fn check(&mut self, ev: &GameEvent) {
         assert_eq!(ev.game, self.game);
         assert_eq!(ev.seq, self.seq + 1, "events are numbered without gaps");
         self.seq = ev.seq;
-        if let Change::Play { entry, events } = &ev.change {
-            let mine = entry
-                .apply_to(&mut self.replica)
-                .expect("the server's entry applies to the replica");
-            assert_eq!(&mine, events, "replica and server agree on the events");
-            self.entries.push(entry.clone());
+        let mut ev = ev.clone();
+        if let Some(entry) = ev.entry() {
+            let all = ev.apply_to(&mut self.replica).unwrap_or_else(|e| {
+                panic!("replica and server agree on the entry and its events: {e}: {ev:?}")
+            });
+            self.entries.push(entry);
+            if let Change::Play {
+                events, complete, ..
+            } = &mut ev.change
+            {
+                *events = all;
+                *complete = true;
+            }
         }
-        self.log.push(ev.clone());
+        self.log.push(ev);
     }
 
     /// Asks the server for a fresh snapshot of the game (`join` for a player, `watch` for
@@ -439,7 +449,9 @@ impl Follower {
         let snapshot = loop {
             match within("snapshot", self.client.recv()).await {
                 ServerMessage::Snapshot(s) => break *s,
-                ServerMessage::Event(ev) => self.check(&ev),
+                ServerMessage::Event(ev) => {
+                    self.check(&ev);
+                }
                 ServerMessage::Watchers { .. } | ServerMessage::Lag { .. } => continue,
                 other => panic!("expected a snapshot, got {other:?}"),
             }
@@ -473,7 +485,9 @@ impl Follower {
                     code: c, message, ..
                 } if c == code => return message,
                 ServerMessage::Watchers { .. } => continue,
-                ServerMessage::Event(ev) => self.check(&ev),
+                ServerMessage::Event(ev) => {
+                    self.check(&ev);
+                }
                 other => panic!("expected error {code}, got {other:?}"),
             }
         }
@@ -510,7 +524,8 @@ impl Follower {
     }
 }
 
-/// Engine events of a numbered event (empty for presence changes).
+/// Engine events of a numbered event as a [`Follower`] logs it (every one, the implied
+/// ones too); empty for presence, grace and lag changes.
 pub fn engine_events(ev: &GameEvent) -> &[Event] {
     match &ev.change {
         Change::Play { events, .. } => events,
@@ -713,7 +728,9 @@ impl Follower {
         loop {
             match self.client.recv_any().await {
                 Some(ServerFrame::Lobby(m)) => return m,
-                Some(ServerFrame::Message(ServerMessage::Event(ev))) => self.check(&ev),
+                Some(ServerFrame::Message(ServerMessage::Event(ev))) => {
+                    self.check(&ev);
+                }
                 Some(ServerFrame::Message(
                     ServerMessage::Watchers { .. } | ServerMessage::Lag { .. },
                 )) => {}

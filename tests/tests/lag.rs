@@ -36,11 +36,11 @@ async fn opponent_lag(f: &mut Follower) -> u64 {
         )
         .await;
     match ev.change {
-        Change::Lag { rtt_ms, at, .. } => {
-            assert!(
-                at <= ev.now_ms,
-                "a lag event's instant {at} is not after it was sent"
-            );
+        Change::Lag { rtt_ms, .. } => {
+            // Published once: the recorded entry is this change.
+            let entry = ev.entry().expect("a lag entry");
+            assert_eq!(entry.at_ms, ev.now_ms);
+            assert!(f.entries.contains(&entry), "{entry:?} is in the record");
             rtt_ms
         }
         other => unreachable!("matched a lag change, got {other:?}"),
