@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
+use protocol::delta;
 use protocol::game::{Action, Event, Game, Player};
 use protocol::record::Entry;
 use protocol::settings::Settings;
@@ -417,9 +418,27 @@ impl Follower {
         self.seq = ev.seq;
         let mut ev = ev.clone();
         if let Some(entry) = ev.entry() {
+            // What a client without an engine has: the documented view just before the
+            // entry (after what time brought first).
+            let mut ahead = self.replica.clone();
+            ahead.advance(entry.at_ms.saturating_sub(1));
+            let view = GameView::of(&ahead, &[]);
             let all = ev.apply_to(&mut self.replica).unwrap_or_else(|e| {
                 panic!("replica and server agree on the entry and its events: {e}: {ev:?}")
             });
+            // An engine-less client derives the implied events from that view and puts
+            // them where they go: it gets every event the engine gave.
+            let (kept, complete) = match &ev.change {
+                Change::Play {
+                    events, complete, ..
+                } => (events.as_slice(), *complete),
+                _ => (&[][..], false),
+            };
+            assert_eq!(
+                delta::expand(&entry, kept, complete, delta::implied(&view, &entry)),
+                all,
+                "the events derived from the frame and the view are the engine's: {ev:?}"
+            );
             self.entries.push(entry);
             if let Change::Play {
                 events, complete, ..

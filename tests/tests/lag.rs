@@ -70,6 +70,29 @@ async fn each_seats_lag_reaches_the_opponent_and_the_watchers() {
     for lag in [opponent_lag(&mut a).await, opponent_lag(&mut b).await] {
         assert!(lag < 1_000, "a loopback round trip of {lag} ms");
     }
+    // Each lag is published once: as the `lag` change that is its recorded entry, never
+    // again as a `play` beside it.
+    for f in [&a, &b] {
+        let lags = f
+            .log
+            .iter()
+            .filter(|ev| matches!(ev.change, Change::Lag { .. }))
+            .count();
+        // (Those before the snapshot are in it.)
+        let entries = f.entries[f.snapshot.view.entries.len()..]
+            .iter()
+            .filter(|e| matches!(e.kind, protocol::record::EntryKind::Lag { .. }))
+            .count();
+        assert!(lags == entries, "{lags} lag changes, {entries} lag entries");
+        assert!(
+            !f.log
+                .iter()
+                .any(|ev| matches!(&ev.change, Change::Play { entry, .. }
+                if matches!(entry.kind, protocol::record::EntryKind::Lag { .. }))),
+            "no lag entry in a play: {:?}",
+            f.log
+        );
+    }
     // A watcher joining now sees both seats' lag in its snapshot.
     let mut watcher = Client::new_player(&server, "Walter").await;
     watcher
