@@ -4,8 +4,10 @@
 //! Frames are not kept: a `play` event is its entry (which the game keeps anyway, for the
 //! record) and the engine's events, which the entries give again when replayed from the
 //! settings (that is what every client's replica does). So the log keeps one small record
-//! per event: its game time and either the index of its entry or the few numbers of a
-//! presence, grace or lag change. A resumption replays the game's entries on a fresh
+//! per event: its game time and either the index of its entry (a `play`, or a `lag`
+//! change, which is its entry) or the few numbers of a presence or grace change. The
+//! frames are built again by the same function as when sent (`Change::of_entry`, which
+//! leaves out the implied events), so they are byte for byte the same. A resumption replays the game's entries on a fresh
 //! engine up to the last missed one and serialises the missed events again; they are
 //! equal to what was sent, because the engine is deterministic (the tests check it
 //! against a client that never left).
