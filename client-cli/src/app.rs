@@ -1186,16 +1186,17 @@ impl App {
         }
         g.seq = ev.seq;
         g.clock.observe(ev.now_ms, at);
+        // Every engine event, the implied ones too: the replica gives them again.
+        let Ok(events) = ev.apply_to(&mut g.replica) else {
+            let text =
+                "This client's copy of the game differs from the server's: reloading".to_string();
+            self.log(LogKind::Error, None, text);
+            self.resync(send);
+            return;
+        };
+        let now_ms = ev.now_ms;
         match ev.change {
-            Change::Play { entry, events } => {
-                let mine = entry.apply_to(&mut g.replica);
-                if mine.as_ref() != Ok(&events) {
-                    let text =
-                        "This client's copy of the game differs from the server's: reloading"
-                            .to_string();
-                    self.log(LogKind::Error, None, text);
-                    self.resync(send);
-                }
+            Change::Play { .. } => {
                 for e in &events {
                     self.on_engine_event(e);
                 }
@@ -1208,7 +1209,6 @@ impl App {
                 player,
                 connected,
                 grace_until_ms,
-                at,
             } => {
                 let seat = &mut g.seats[player.index()];
                 seat.connected = connected;
@@ -1223,7 +1223,7 @@ impl App {
                     ),
                     (false, None) => format!("{who} lost the connection"),
                 };
-                self.log(LogKind::Event, Some(at), text.clone());
+                self.log(LogKind::Event, Some(now_ms), text.clone());
                 self.emit(
                     "presence",
                     text,
@@ -1234,8 +1234,10 @@ impl App {
                 // Shown beside the seat; not worth a log line every few seconds.
                 g.seats[player.index()].lag_ms = Some(rtt_ms);
             }
-            Change::GraceExpired { player, at } => {
-                g.seats[player.index()].grace_expired = true;
+            Change::GraceExpired { player } => {
+                let seat = &mut g.seats[player.index()];
+                seat.grace_expired = true;
+                let at = seat.grace_until_ms.unwrap_or(now_ms);
                 let mut text = format!("{} did not come back in time", g.who(player));
                 if g.seat == Some(player.other()) {
                     text.push_str(": you may claim the win (W, or type 'win')");

@@ -148,7 +148,6 @@ fn the_opponent_away_and_when_the_win_may_be_claimed() {
             player: Player::Black,
             connected: false,
             grace_until_ms: Some(62_000),
-            at: 2_000,
         },
     }));
     app.on_message(ev, after(t0, 2_000));

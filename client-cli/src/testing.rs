@@ -75,7 +75,7 @@ impl Fake {
             game: gid(1),
             seq: self.seq,
             now_ms: entry.at_ms,
-            change: Change::Play { entry, events },
+            change: Change::play(entry, events),
         }))
     }
 

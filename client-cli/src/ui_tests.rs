@@ -261,7 +261,6 @@ fn the_opponents_lag_is_shown_beside_his_seat() {
         change: Change::Lag {
             player: Player::Red,
             rtt_ms: 42,
-            at: 1_000,
         },
     }));
     app.on_message(ev, t0);

@@ -161,7 +161,7 @@ async fn hostile_server(listener: tokio::net::TcpListener) {
             game: protocol::wire::GameId::from_u64_pair(0, 7),
             seq: 1,
             now_ms: 10,
-            change: protocol::wire::Change::Play { entry, events },
+            change: protocol::wire::Change::play(entry, events),
         },
     ))))
     .await

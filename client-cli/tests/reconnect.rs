@@ -56,7 +56,7 @@ fn event(game: &mut Game, seq: u64, at_ms: u64, player: Player, action: Action) 
         game: gid(7),
         seq,
         now_ms: at_ms,
-        change: Change::Play { entry, events },
+        change: Change::play(entry, events),
     }))
 }
 

@@ -23,7 +23,6 @@ use protocol::game::{Action, Game, Player};
 use protocol::record::{Entry, EntryKind};
 use protocol::settings::Settings;
 use protocol::wire::{ClientMessage, GameId, ServerMessage, PROTOCOL_VERSION};
-use serde::Deserialize;
 use tokio::sync::{watch, Semaphore};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -126,20 +125,11 @@ async fn send(ws: &mut Ws, msg: &ClientMessage) -> Result<()> {
     Ok(())
 }
 
-/// A frame from the server: events (nearly all the traffic) are read into a light
-/// shape that skips what the generator does not use (the event list), so
-/// the generator spends less of the shared machine on reading; the rest is read whole.
+/// A frame from the server: an event (nearly all the traffic) is read for its entry
+/// only (a `play`'s, or a `lag` change's: the replica needs both); the rest is read whole.
 enum Incoming {
     Event { game: GameId, entry: Option<Entry> },
     Message(ServerMessage),
-}
-
-#[derive(Deserialize)]
-struct LightFrame<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: &'a str,
-    game: Option<GameId>,
-    entry: Option<Entry>,
 }
 
 /// The next server frame, answering pings on the way. `None` when the socket closed.
@@ -150,21 +140,21 @@ async fn next(ws: &mut Ws) -> Result<Option<Incoming>> {
             Message::Close(_) => return Ok(None),
             _ => continue,
         };
-        if let Ok(LightFrame {
-            kind: "event",
-            game: Some(game),
-            entry,
-        }) = serde_json::from_str(&text)
-        {
-            return Ok(Some(Incoming::Event { game, entry }));
-        }
         let msg: ServerMessage =
             serde_json::from_str(&text).context("server sent something unreadable")?;
-        if let ServerMessage::Ping { nonce, .. } = msg {
-            send(ws, &ClientMessage::Pong { nonce }).await?;
-            continue;
+        match msg {
+            ServerMessage::Ping { nonce, .. } => {
+                send(ws, &ClientMessage::Pong { nonce }).await?;
+                continue;
+            }
+            ServerMessage::Event(ev) => {
+                return Ok(Some(Incoming::Event {
+                    game: ev.game,
+                    entry: ev.entry(),
+                }))
+            }
+            msg => return Ok(Some(Incoming::Message(msg))),
         }
-        return Ok(Some(Incoming::Message(msg)));
     }
     Ok(None)
 }

@@ -5,6 +5,7 @@ pub mod api;
 pub mod board;
 pub mod bot;
 pub mod bot_search;
+pub mod delta;
 pub mod game;
 pub mod lag;
 pub mod notation;

@@ -135,7 +135,7 @@ impl Driver {
                 let Some(s) = self.seat.as_mut().filter(|s| s.game == ev.game) else {
                     return Heard::Nothing;
                 };
-                if let Change::Play { entry, .. } = &ev.change {
+                if let Some(entry) = ev.entry() {
                     if let Err(e) = entry.apply_to(&mut s.replica) {
                         return Heard::Lost(e.to_string());
                     }

@@ -4,8 +4,10 @@
 //! Frames are not kept: a `play` event is its entry (which the game keeps anyway, for the
 //! record) and the engine's events, which the entries give again when replayed from the
 //! settings (that is what every client's replica does). So the log keeps one small record
-//! per event: its game time and either the index of its entry or the few numbers of a
-//! presence, grace or lag change. A resumption replays the game's entries on a fresh
+//! per event: its game time and either the index of its entry (a `play`, or a `lag`
+//! change, which is its entry) or the few numbers of a presence or grace change. The
+//! frames are built again by the same function as when sent (`Change::of_entry`, which
+//! leaves out the implied events), so they are byte for byte the same. A resumption replays the game's entries on a fresh
 //! engine up to the last missed one and serialises the missed events again; they are
 //! equal to what was sent, because the engine is deterministic (the tests check it
 //! against a client that never left).
@@ -43,16 +45,9 @@ enum What {
         player: Player,
         connected: bool,
         grace_until_ms: Option<u64>,
-        at: u64,
     },
     GraceExpired {
         player: Player,
-        at: u64,
-    },
-    Lag {
-        player: Player,
-        rtt_ms: u64,
-        at: u64,
     },
 }
 
@@ -85,20 +80,18 @@ impl History {
     pub fn push(&mut self, seq: Seq, now_ms: u64, change: &Change, entry: usize) {
         debug_assert_eq!(seq, self.first + self.items.len() as u64, "seq in order");
         let what = match *change {
-            Change::Play { .. } => What::Play(entry as u32),
+            // A `lag` change is its entry too.
+            Change::Play { .. } | Change::Lag { .. } => What::Play(entry as u32),
             Change::Presence {
                 player,
                 connected,
                 grace_until_ms,
-                at,
             } => What::Presence {
                 player,
                 connected,
                 grace_until_ms,
-                at,
             },
-            Change::GraceExpired { player, at } => What::GraceExpired { player, at },
-            Change::Lag { player, rtt_ms, at } => What::Lag { player, rtt_ms, at },
+            Change::GraceExpired { player } => What::GraceExpired { player },
         };
         self.items.push_back(Logged { now_ms, what });
         if self.items.len() > self.cap {
@@ -141,24 +134,18 @@ impl History {
                     }
                     let events = entry.apply_to(&mut replica).ok()?;
                     applied = i + 1;
-                    Change::Play {
-                        entry: entry.clone(),
-                        events,
-                    }
+                    Change::of_entry(entry.clone(), events, logged.now_ms)
                 }
                 What::Presence {
                     player,
                     connected,
                     grace_until_ms,
-                    at,
                 } => Change::Presence {
                     player,
                     connected,
                     grace_until_ms,
-                    at,
                 },
-                What::GraceExpired { player, at } => Change::GraceExpired { player, at },
-                What::Lag { player, rtt_ms, at } => Change::Lag { player, rtt_ms, at },
+                What::GraceExpired { player } => Change::GraceExpired { player },
             };
             frames.push(encode(&ServerMessage::Event(Box::new(GameEvent {
                 game,
@@ -213,10 +200,12 @@ mod tests {
                 let entry = Entry { at_ms: t, kind };
                 let events = entry.apply_to(&mut game).unwrap();
                 entries.push(entry.clone());
+                // Published at its instant (a `lag` change) or later (a `play`).
+                let now = t + i % 2;
                 publish(
                     &mut history,
-                    t,
-                    Change::Play { entry, events },
+                    now,
+                    Change::of_entry(entry, events, now),
                     entries.len() - 1,
                 );
                 let player = Player::Black;
@@ -224,7 +213,6 @@ mod tests {
                     player,
                     connected: i % 2 == 0,
                     grace_until_ms: (i % 2 == 1).then_some(t + 600),
-                    at: t,
                 };
                 publish(&mut history, t + 1, change, 0);
             }
@@ -244,8 +232,8 @@ mod tests {
             entries.push(entry.clone());
             publish(
                 &mut history,
-                t + 2,
-                Change::Play { entry, events },
+                t + 2 * (i % 2),
+                Change::play(entry, events),
                 entries.len() - 1,
             );
         }
@@ -269,7 +257,6 @@ mod tests {
         for seq in 1..=5 {
             let change = Change::GraceExpired {
                 player: Player::Red,
-                at: seq,
             };
             history.push(seq, seq, &change, 0);
         }

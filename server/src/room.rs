@@ -185,8 +185,9 @@ impl Room {
             if let Some(a) = self.away[p.index()].as_mut() {
                 if !a.expired && a.until_ms <= now && self.game.is_playing() {
                     a.expired = true;
-                    let at = a.until_ms;
-                    self.publish(Change::GraceExpired { player: p, at }, now);
+                    // Its instant is the player's `grace_until_ms`, which every client
+                    // knows from his departure.
+                    self.publish(Change::GraceExpired { player: p }, now);
                 }
             }
         }
@@ -271,7 +272,6 @@ impl Room {
                     player: p,
                     connected: true,
                     grace_until_ms: None,
-                    at: now,
                 },
                 now,
             );
@@ -292,7 +292,6 @@ impl Room {
                     player: p,
                     connected: false,
                     grace_until_ms: Some(until),
-                    at: now,
                 },
                 now,
             );
@@ -307,7 +306,8 @@ impl Room {
     /// A seat's round trip, published when it is new or moved by 10 ms or more, so that
     /// the opponent and the watchers can show it without an event at every ping; the
     /// engine judges with it from `at` on (a recorded entry, so that replicas and
-    /// replays move the same deadlines).
+    /// replays move the same deadlines). Published once, as a `lag` change at its own
+    /// instant; what time brought before it goes out first, as an `advance`.
     pub fn lag_measured(&mut self, player: Player, rtt_ms: u64, at: u64, now: u64) {
         let last = &mut self.lag_ms[player.index()];
         if last.is_some_and(|l| l.abs_diff(rtt_ms) < 10) || !self.game.is_playing() {
@@ -315,17 +315,17 @@ impl Room {
         }
         *last = Some(rtt_ms);
         let events = self.game.advance(at);
-        self.game.set_lag(player, rtt_ms);
-        self.publish_play(
-            at,
-            EntryKind::Lag {
+        if !events.is_empty() {
+            self.publish_play(at, EntryKind::Advance, events, now);
+        }
+        if self.game.is_playing() {
+            self.game.set_lag(player, rtt_ms);
+            let kind = EntryKind::Lag {
                 player,
                 lag_ms: rtt_ms,
-            },
-            events,
-            now,
-        );
-        self.publish(Change::Lag { player, rtt_ms, at }, now);
+            };
+            self.publish_play(at, kind, Vec::new(), at);
+        }
     }
 
     /// Ends a game that is still being played because the server stops for good.
@@ -350,14 +350,15 @@ impl Room {
             self.ended = true;
             self.out.push(Out::Ended);
         }
-        self.publish(Change::Play { entry, events }, now);
+        let now_ms = now.max(self.game.now());
+        self.publish(Change::of_entry(entry, events, now_ms), now_ms);
     }
 
     /// Numbers a change and keeps it for reconnects.
     fn publish(&mut self, change: Change, now: u64) {
         self.seq += 1;
         let now_ms = now.max(self.game.now());
-        // A `play` change is always the latest entry (see `publish_play`).
+        // A `play` or `lag` change is always the latest entry (see `publish_play`).
         let entry = self.entries.len().saturating_sub(1);
         self.history.push(self.seq, now_ms, &change, entry);
         self.out.push(Out::Event(GameEvent {

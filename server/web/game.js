@@ -224,18 +224,23 @@
     }
     seq = ev.seq;
     setBase(ev.now_ms);
-    if (ev.kind === "play") {
-      for (const e of ev.events) TamskState.applyEvent(st, e);
-      const added = TamskState.describeEntry(ev.entry, ev.events);
+    if (ev.play) {
+      const p = TamskState.playOf(ev.play, ev.now_ms);
+      const events = TamskState.applyPlay(st, p.entry, p.events, p.complete);
+      const added = TamskState.describeEntry(p.entry, events);
       lines.push(...added);
       appendMoves(added);
       if (ui.selected && !(st.board[ui.selected] && st.board[ui.selected].glass)) clearSelection();
-    } else if (ev.kind === "presence") {
-      Object.assign(seats[ev.player], { connected: ev.connected, grace_until_ms: ev.grace_until_ms || null });
-    } else if (ev.kind === "lag") {
-      seats[ev.player].lag_ms = ev.rtt_ms;
-    } else if (ev.kind === "grace_expired") {
-      seats[ev.player].grace_expired = true;
+    } else if (ev.gone) {
+      const [player, until] = ev.gone;
+      Object.assign(seats[player], { connected: false, grace_until_ms: until, grace_expired: false });
+    } else if (ev.back) {
+      Object.assign(seats[ev.back], { connected: true, grace_until_ms: null, grace_expired: false });
+    } else if (ev.lag) {
+      // The lag entry: it moves the server's deadlines, nothing the page draws.
+      seats[ev.lag[0]].lag_ms = ev.lag[1];
+    } else if (ev.grace_expired) {
+      seats[ev.grace_expired].grace_expired = true;
     }
     render(true);
     hooks.applied[ev.seq] = Date.now();

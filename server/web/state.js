@@ -1,7 +1,9 @@
 // The game as the page shows it, kept from the documented state (docs/PROTOCOL.md):
 // built from a snapshot's `view` (or a replay frame's), then moved on by the engine
-// events of each `play` event. Events carry every instant and every flip's sand, so
-// applying them only copies what the server decided: no rule is judged here.
+// events of each `play` event: those it carries, and those its entry implies (derived
+// here from the entry and this state, as docs/PROTOCOL.md "Implied events" says: the
+// glass on a square, its sand from its flip instant and capacity, the rings left). No
+// rule is judged here: the server accepted the entry and says what else happened.
 "use strict";
 
 const TamskState = (() => {
@@ -162,6 +164,94 @@ const TamskState = (() => {
     }
   }
 
+  // The events an accepted entry implies (docs/PROTOCOL.md, "Implied events"), from the
+  // state just before them. Mirrors protocol::delta::implied.
+  function implied(st, entry) {
+    if (entry.entry !== "act") return [];
+    const at = entry.at_ms, player = entry.player, other = OTHER[player], a = entry.action;
+    const s = st.settings;
+    const timed = s.level !== 1;
+    const flip = (glass) => {
+      const g = st.glasses[glass];
+      return timed ? { top_ms: s.hourglass_ms - sandLeft(g, at), since_ms: at }
+        : Object.assign({}, g.sand);
+    };
+    const ring = (square, kind) => ({
+      type: "ring_dropped", at, player, square, kind, left: Math.max(0, st.holders[player] - 1),
+    });
+    const turn = { type: "turn_started", at, player: other };
+    const out = [];
+    switch (a.type) {
+      case "move": {
+        const glass = st.board[a.from] && st.board[a.from].glass;
+        if (!glass) break;
+        out.push({ type: "move_started", at, player, glass, from: a.from, sand: flip(glass) });
+        out.push({ type: "move_released", at, player, glass, from: a.from, to: a.to, late: false });
+        out.push(turn);
+        if (a.drop) out.push(ring(a.to, "regular"));
+        break;
+      }
+      case "start": {
+        const glass = st.board[a.from] && st.board[a.from].glass;
+        if (glass) out.push({ type: "move_started", at, player, glass, from: a.from, sand: flip(glass) });
+        break;
+      }
+      case "release":
+        if (st.held && st.held.player === player) {
+          out.push({ type: "move_released", at, player, glass: st.held.glass, from: st.held.from, to: a.to, late: false });
+          out.push(turn);
+        }
+        break;
+      case "place": {
+        const sand = timed ? { top_ms: s.hourglass_ms, since_ms: at } : Object.assign({}, st.glasses[a.glass].sand);
+        out.push({ type: "placed", at, player, glass: a.glass, to: a.to, sand });
+        out.push(turn);
+        if (a.drop) out.push(ring(a.to, "regular"));
+        break;
+      }
+      case "drop":
+        if (st.windows[player]) out.push(ring(st.windows[player].square, "regular"));
+        break;
+      case "claim":
+        if (st.windows[other]) out.push(ring(st.windows[other].square, "claim"));
+        break;
+      case "penalty_drop":
+        out.push(ring(a.at, "penalty"));
+        break;
+      case "flip":
+        out.push({ type: "neutral_flipped", at, by: player, target: other, sand: { top_ms: s.neutral_ms, since_ms: at } });
+        break;
+      default:
+        break;
+    }
+    return out;
+  }
+
+  // Applies a `play` change: the entry's events, the carried ones (`events`) and, unless
+  // `complete`, the implied ones where they go (after the carried events earlier than the
+  // entry). Returns every event, in the engine's order.
+  function applyPlay(st, entry, kept, complete) {
+    const all = [];
+    const take = (e) => { applyEvent(st, e); all.push(e); };
+    let i = 0;
+    if (!complete) {
+      while (i < kept.length && kept[i].at < entry.at_ms) take(kept[i++]);
+      for (const e of implied(st, entry)) take(e);
+    }
+    while (i < kept.length) take(kept[i++]);
+    return all;
+  }
+
+  // The entry and the carried events of a `play` change (`"play":{...}` of an event
+  // published at `now_ms`: its `at_ms` is omitted when it is `now_ms`).
+  function playOf(play, nowMs) {
+    const entry = Object.assign({}, play);
+    delete entry.events;
+    delete entry.complete;
+    entry.at_ms = play.at_ms != null ? play.at_ms : nowMs;
+    return { entry, events: play.events || [], complete: !!play.complete };
+  }
+
   // The game clock of the player whose turn ends is charged the time it took.
   function settleClock(st, at) {
     const p = st.turn;
@@ -280,7 +370,7 @@ const TamskState = (() => {
   }
 
   return {
-    fromView, applyEvent, sandLeft, neutralLeft, isOver, endedAt, describeStatus, describeEntry,
+    fromView, applyEvent, applyPlay, implied, playOf, sandLeft, neutralLeft, isOver, endedAt, describeStatus, describeEntry,
     ownerOf, cap, OTHER,
   };
 })();

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
+use protocol::delta;
 use protocol::game::{Action, Event, Game, Player};
 use protocol::record::Entry;
 use protocol::settings::Settings;
@@ -348,7 +349,9 @@ pub struct Follower {
     pub seat: Option<Player>,
     pub replica: Game,
     pub seq: Seq,
-    /// Every numbered event received, in order.
+    /// Every numbered event received, in order, as the client understands it: a `play`
+    /// with every engine event its entry caused (the implied ones, which the frame leaves
+    /// out, given again by the replica; `complete`).
     pub log: Vec<GameEvent>,
     /// The game's entries so far: the snapshot's, then those of the `play` events.
     pub entries: Vec<Entry>,
@@ -400,7 +403,7 @@ impl Follower {
             match self.client.recv().await {
                 ServerMessage::Event(ev) => {
                     self.check(&ev);
-                    return *ev;
+                    return self.log.last().expect("logged").clone();
                 }
                 ServerMessage::Watchers { .. } | ServerMessage::Lag { .. } => continue,
                 other => panic!("expected an event, got {other:?}"),
@@ -408,19 +411,45 @@ impl Follower {
         }
     }
 
-    /// Applies a received event to the replica, with the checks of [`Follower::next_event`].
+    /// Applies a received event to the replica, with the checks of [`Follower::next_event`];
+    /// logs it (a `play` with all its engine events).
     pub fn check(&mut self, ev: &GameEvent) {
         assert_eq!(ev.game, self.game);
         assert_eq!(ev.seq, self.seq + 1, "events are numbered without gaps");
         self.seq = ev.seq;
-        if let Change::Play { entry, events } = &ev.change {
-            let mine = entry
-                .apply_to(&mut self.replica)
-                .expect("the server's entry applies to the replica");
-            assert_eq!(&mine, events, "replica and server agree on the events");
-            self.entries.push(entry.clone());
+        let mut ev = ev.clone();
+        if let Some(entry) = ev.entry() {
+            // What a client without an engine has: the documented view just before the
+            // entry (after what time brought first).
+            let mut ahead = self.replica.clone();
+            ahead.advance(entry.at_ms.saturating_sub(1));
+            let view = GameView::of(&ahead, &[]);
+            let all = ev.apply_to(&mut self.replica).unwrap_or_else(|e| {
+                panic!("replica and server agree on the entry and its events: {e}: {ev:?}")
+            });
+            // An engine-less client derives the implied events from that view and puts
+            // them where they go: it gets every event the engine gave.
+            let (kept, complete) = match &ev.change {
+                Change::Play {
+                    events, complete, ..
+                } => (events.as_slice(), *complete),
+                _ => (&[][..], false),
+            };
+            assert_eq!(
+                delta::expand(&entry, kept, complete, delta::implied(&view, &entry)),
+                all,
+                "the events derived from the frame and the view are the engine's: {ev:?}"
+            );
+            self.entries.push(entry);
+            if let Change::Play {
+                events, complete, ..
+            } = &mut ev.change
+            {
+                *events = all;
+                *complete = true;
+            }
         }
-        self.log.push(ev.clone());
+        self.log.push(ev);
     }
 
     /// Asks the server for a fresh snapshot of the game (`join` for a player, `watch` for
@@ -440,7 +469,9 @@ impl Follower {
         let snapshot = loop {
             match within("snapshot", self.client.recv()).await {
                 ServerMessage::Snapshot(s) => break *s,
-                ServerMessage::Event(ev) => self.check(&ev),
+                ServerMessage::Event(ev) => {
+                    self.check(&ev);
+                }
                 ServerMessage::Watchers { .. } | ServerMessage::Lag { .. } => continue,
                 other => panic!("expected a snapshot, got {other:?}"),
             }
@@ -474,7 +505,9 @@ impl Follower {
                     code: c, message, ..
                 } if c == code => return message,
                 ServerMessage::Watchers { .. } => continue,
-                ServerMessage::Event(ev) => self.check(&ev),
+                ServerMessage::Event(ev) => {
+                    self.check(&ev);
+                }
                 other => panic!("expected error {code}, got {other:?}"),
             }
         }
@@ -511,7 +544,8 @@ impl Follower {
     }
 }
 
-/// Engine events of a numbered event (empty for presence changes).
+/// Engine events of a numbered event as a [`Follower`] logs it (every one, the implied
+/// ones too); empty for presence, grace and lag changes.
 pub fn engine_events(ev: &GameEvent) -> &[Event] {
     match &ev.change {
         Change::Play { events, .. } => events,
@@ -714,7 +748,9 @@ impl Follower {
         loop {
             match self.client.recv_any().await {
                 Some(ServerFrame::Lobby(m)) => return m,
-                Some(ServerFrame::Message(ServerMessage::Event(ev))) => self.check(&ev),
+                Some(ServerFrame::Message(ServerMessage::Event(ev))) => {
+                    self.check(&ev);
+                }
                 Some(ServerFrame::Message(
                     ServerMessage::Watchers { .. } | ServerMessage::Lag { .. },
                 )) => {}

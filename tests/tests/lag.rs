@@ -36,11 +36,11 @@ async fn opponent_lag(f: &mut Follower) -> u64 {
         )
         .await;
     match ev.change {
-        Change::Lag { rtt_ms, at, .. } => {
-            assert!(
-                at <= ev.now_ms,
-                "a lag event's instant {at} is not after it was sent"
-            );
+        Change::Lag { rtt_ms, .. } => {
+            // Published once: the recorded entry is this change.
+            let entry = ev.entry().expect("a lag entry");
+            assert_eq!(entry.at_ms, ev.now_ms);
+            assert!(f.entries.contains(&entry), "{entry:?} is in the record");
             rtt_ms
         }
         other => unreachable!("matched a lag change, got {other:?}"),
@@ -69,6 +69,29 @@ async fn each_seats_lag_reaches_the_opponent_and_the_watchers() {
     assert_eq!(a.game, b.game);
     for lag in [opponent_lag(&mut a).await, opponent_lag(&mut b).await] {
         assert!(lag < 1_000, "a loopback round trip of {lag} ms");
+    }
+    // Each lag is published once: as the `lag` change that is its recorded entry, never
+    // again as a `play` beside it.
+    for f in [&a, &b] {
+        let lags = f
+            .log
+            .iter()
+            .filter(|ev| matches!(ev.change, Change::Lag { .. }))
+            .count();
+        // (Those before the snapshot are in it.)
+        let entries = f.entries[f.snapshot.view.entries.len()..]
+            .iter()
+            .filter(|e| matches!(e.kind, protocol::record::EntryKind::Lag { .. }))
+            .count();
+        assert!(lags == entries, "{lags} lag changes, {entries} lag entries");
+        assert!(
+            !f.log
+                .iter()
+                .any(|ev| matches!(&ev.change, Change::Play { entry, .. }
+                if matches!(entry.kind, protocol::record::EntryKind::Lag { .. }))),
+            "no lag entry in a play: {:?}",
+            f.log
+        );
     }
     // A watcher joining now sees both seats' lag in its snapshot.
     let mut watcher = Client::new_player(&server, "Walter").await;

@@ -129,7 +129,7 @@ async fn a_player_150_ms_away_answering_at_the_last_moment_loses_no_turn() {
                 .map(|ev| (ev.now_ms, &ev.change))
                 .collect::<Vec<_>>()
         );
-        let Change::Play { entry, events } = &ev.change else {
+        let Change::Play { entry, events, .. } = &ev.change else {
             unreachable!()
         };
         let EntryKind::Act {
@@ -200,11 +200,8 @@ async fn a_client_claiming_two_seconds_of_lag_gains_nothing_beyond_the_measured_
     let lags: Vec<u64> = near
         .log
         .iter()
-        .filter_map(|ev| match &ev.change {
-            Change::Play { entry, .. } => match entry.kind {
-                EntryKind::Lag { player, lag_ms } if player == liar_seat => Some(lag_ms),
-                _ => None,
-            },
+        .filter_map(|ev| match ev.entry()?.kind {
+            EntryKind::Lag { player, lag_ms } if player == liar_seat => Some(lag_ms),
             _ => None,
         })
         .collect();

@@ -23,7 +23,6 @@ fn presence_and_grace_are_shown_and_the_win_can_be_claimed() {
             player: Player::Red,
             connected: false,
             grace_until_ms: Some(61_000),
-            at: 1_000,
         },
     );
     app.on_message(ev, t0);
@@ -34,7 +33,6 @@ fn presence_and_grace_are_shown_and_the_win_can_be_claimed() {
         &mut fake,
         Change::GraceExpired {
             player: Player::Red,
-            at: 61_000,
         },
     );
     app.on_message(ev, t0);

@@ -73,6 +73,8 @@ pub enum Event {
         glass: Glass,
         from: Square,
         to: Square,
+        /// Omitted when `false`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         late: bool,
     },
     /// Placement set-up: `glass` was put on `to` with a full top (Levels 2-3).
@@ -136,6 +138,8 @@ pub enum Event {
         at: u64,
         glass: Glass,
         square: Square,
+        /// Omitted when `false`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         in_hand: bool,
     },
     /// `player` cannot move and is passed (no penalty).
