@@ -9,6 +9,7 @@ use crate::testing::*;
 use crossterm::event::KeyCode;
 use protocol::game::Glass;
 use protocol::settings::Level;
+use protocol::wire::{Change, GameEvent, LobbyMessage};
 
 fn kinds(out: &[Output]) -> Vec<&'static str> {
     out.iter().map(|o| o.kind).collect()
