@@ -112,6 +112,11 @@ async fn two_players_on_two_nodes_play_a_whole_game_watched_from_a_third() {
         "ownership is a compare-and-set"
     );
 
+    // A few moves with both players on node a, for comparison.
+    let mut rng0 = rand::SeedableRng::seed_from_u64(17);
+    let mut local = play_timed(&mut red, &mut black, &mut rng0, 10).await;
+    local.sort();
+
     // Black goes to node b and resumes exactly where he was.
     let token = black.client.token.clone();
     let old = std::mem::replace(&mut black.client, Client::connect(&a).await);
@@ -133,36 +138,9 @@ async fn two_players_on_two_nodes_play_a_whole_game_watched_from_a_third() {
     let from = watcher.seq;
 
     // Black's moves go b -> a over NATS, and the events a -> b and a -> c.
-    let mut cross = Vec::new();
-    let mut moves = 0;
-    use rand::seq::SliceRandom;
-    use rand::SeedableRng;
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(18);
-    while red.replica.is_playing() && moves < 60 {
-        let turn = red.replica.turn();
-        let (mover, other) = if turn == protocol::game::Player::Red {
-            (&mut red, &mut black)
-        } else {
-            (&mut black, &mut red)
-        };
-        let legal: Vec<Action> = mover
-            .replica
-            .legal_actions(turn)
-            .into_iter()
-            .filter(
-                |a| matches!(a, Action::Move { to, drop: true, .. } if !mover.replica.is_full(*to)),
-            )
-            .collect();
-        let Some(action) = legal.choose(&mut rng).copied() else {
-            break;
-        };
-        let sent = Instant::now();
-        mover.act(action).await;
-        within("the move", mover.next_event()).await;
-        within("the move, opposite", other.catch_up_to(mover.seq)).await;
-        cross.push(sent.elapsed());
-        moves += 1;
-    }
+    let mut rng = rand::SeedableRng::seed_from_u64(18);
+    let mut cross = play_timed(&mut red, &mut black, &mut rng, 60).await;
+    let moves = cross.len();
     if red.replica.is_playing() {
         black.act(Action::Resign).await;
         red.until("the end", |e| matches!(e, Event::GameEnded { .. }))
@@ -181,7 +159,11 @@ async fn two_players_on_two_nodes_play_a_whole_game_watched_from_a_third() {
     assert!(moves > 5, "{moves} moves");
     cross.sort();
     eprintln!(
-        "{moves} moves; move -> both players (one of them on the other node): median {:?}, max {:?}",
+        "move -> both players: both on one node ({} moves): median {:?}, max {:?}; \
+         one on another node ({moves} moves): median {:?}, max {:?}",
+        local.len(),
+        local[local.len() / 2],
+        local[local.len() - 1],
         cross[cross.len() / 2],
         cross[cross.len() - 1]
     );
@@ -197,6 +179,43 @@ async fn two_players_on_two_nodes_play_a_whole_game_watched_from_a_third() {
     .await;
     assert_eq!(row.0, "finished");
     drop((a, b, c));
+}
+
+/// Plays up to `n` random moves (with drops), each until both players have its event;
+/// returns how long each took from sending to the second player having it.
+async fn play_timed(
+    red: &mut Follower,
+    black: &mut Follower,
+    rng: &mut rand::rngs::SmallRng,
+    n: usize,
+) -> Vec<Duration> {
+    use rand::seq::SliceRandom;
+    let mut took = Vec::new();
+    while red.replica.is_playing() && took.len() < n {
+        let turn = red.replica.turn();
+        let (mover, other) = if turn == protocol::game::Player::Red {
+            (&mut *red, &mut *black)
+        } else {
+            (&mut *black, &mut *red)
+        };
+        let legal: Vec<Action> = mover
+            .replica
+            .legal_actions(turn)
+            .into_iter()
+            .filter(
+                |a| matches!(a, Action::Move { to, drop: true, .. } if !mover.replica.is_full(*to)),
+            )
+            .collect();
+        let Some(action) = legal.choose(rng).copied() else {
+            break;
+        };
+        let sent = Instant::now();
+        mover.act(action).await;
+        within("the move", mover.next_event()).await;
+        within("the move, opposite", other.catch_up_to(mover.seq)).await;
+        took.push(sent.elapsed());
+    }
+    took
 }
 
 /// A node that can be killed like kill -9: its own runtime on its own thread, dropped
