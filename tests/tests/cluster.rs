@@ -365,10 +365,14 @@ async fn when_the_owner_dies_another_node_takes_the_game_and_players_resume_ther
     assert!(red2.replica.is_playing(), "{:?}", red2.replica.status());
     // Game time ran on while nobody owned it.
     assert!(red2.snapshot.now_ms >= red.replica.now() + taken.as_millis() as u64 / 2);
-    // The game goes on at node b, to its end, told to both and stored. (Moves after a
-    // takeover are refused `not_your_turn` in this run: see docs/OPERATIONS.md, not done.)
+    // The game goes on at node b, to its end, told to both and stored.
     red2.catch_up_to(black2.seq).await;
     black2.catch_up_to(red2.seq).await;
+    // The replica built from the snapshot and events is exactly node b's game...
+    red2.check_against_snapshot().await;
+    // ...and they play on there.
+    let made = play_random(&mut red2, &mut black2, 8, 4).await;
+    assert_eq!(made, 4, "moves after the takeover");
     red2.act(Action::Resign).await;
     red2.until("the end", |e| matches!(e, Event::GameEnded { .. }))
         .await;
