@@ -54,7 +54,7 @@ pub fn encode(msg: &ServerMessage) -> Utf8Bytes {
 
 /// The client message that frames sent through a peer answer: an error carries its `id`
 /// and its receipt instants; any other answer carries its `id`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Reply {
     pub id: Option<protocol::wire::RequestId>,
     /// The server's wall clock when the message was received (ms since the Unix epoch).

@@ -128,6 +128,15 @@ pub struct Config {
     /// The late-release bound of every Level 3 game (`late_release_ms`): fixed by the rules
     /// page at 5 s; an operator may change it on a test server (`--late-release-ms`).
     pub late_release_ms: u64,
+    /// A NATS server (`nats://host:port`, with JetStream): this node is one of several
+    /// that share the games through it (see `cluster` and docs/OPERATIONS.md). `None`: a
+    /// single node, as always.
+    pub nats_url: Option<String>,
+    /// This node's id among the nodes (`None`: a new UUID v7 at each start).
+    pub node_id: Option<String>,
+    /// How long a node's ownership of a game lasts unless refreshed (it is refreshed every
+    /// third of it): after a node's death, its games are taken over within about this long.
+    pub lease: Duration,
 }
 
 impl Default for Config {
@@ -175,6 +184,9 @@ impl Default for Config {
             bot: protocol::bot::BotConfig::default(),
             drain: Duration::from_secs(30),
             resume_games: true,
+            nats_url: None,
+            node_id: None,
+            lease: Duration::from_secs(6),
             precise_timer: true,
             abort_ms: protocol::settings::Settings::default().abort_ms,
             late_release_ms: protocol::settings::Settings::default().late_release_ms,

@@ -14,6 +14,7 @@ pub mod api;
 pub mod bot;
 pub mod bot_client;
 pub mod clock;
+pub mod cluster;
 pub mod codec;
 pub mod config;
 pub mod connection;
@@ -72,12 +73,28 @@ pub async fn try_run_with(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let location = store::Location::of(&config);
-    let (store, live) = store::Store::open_at(&location, config.resume_games).await?;
+    // Several nodes: the games the database has as live are taken up by whichever node
+    // claims them (`cluster`), never all by the one that starts.
+    let clustered = config.nats_url.clone();
+    let resume_games = config.resume_games || clustered.is_some();
+    let (store, mut live) = store::Store::open_at(&location, resume_games).await?;
+    if clustered.is_some() {
+        live.clear();
+    }
     let drain = config.drain;
     let hub = Arc::new(hub::Hub::new(config, store.clone()));
     let rooms = hub.rooms.clone();
     let shutdown_rooms = rooms.clone();
     resume(&hub, &store, live).await?;
+    if let Some(url) = &clustered {
+        let weak = Arc::downgrade(&hub);
+        let resolve: cluster::Resolve = Arc::new(move |id: String| {
+            let weak = weak.clone();
+            Box::pin(async move { weak.upgrade()?.player_by_id(&id).await.ok().flatten() })
+        });
+        let cluster = cluster::Cluster::start(rooms.clone(), url, resolve).await?;
+        let _ = hub.cluster.set(cluster);
+    }
     *hub.bot.ratings.lock().expect("ratings lock") = store.ratings_of(bot::BOT_ID).await?;
     let weak = Arc::downgrade(&hub);
     let tell = move |player: &str, msg: &protocol::wire::LobbyMessage| {

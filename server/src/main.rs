@@ -30,6 +30,19 @@ struct Args {
     /// from the database at the next start; `false`: they are stored as aborted.
     #[arg(long, env = "TAMSK_RESUME_GAMES", default_value_t = true, action = clap::ArgAction::Set)]
     resume_games: bool,
+    /// A NATS server with JetStream (`nats://host:port`): this node joins the others that
+    /// use it (and the same PostgreSQL `--db`): games are owned through a JetStream
+    /// key-value lease, played and watched from any node, and taken over when their node
+    /// dies. Absent: a single node.
+    #[arg(long, env = "TAMSK_NATS")]
+    nats: Option<String>,
+    /// This node's id among the nodes (default: a new UUID v7 at each start).
+    #[arg(long, env = "TAMSK_NODE_ID")]
+    node_id: Option<String>,
+    /// How long a node's ownership of a game lasts unless refreshed: a dead node's games
+    /// are taken over after about this long.
+    #[arg(long, env = "TAMSK_LEASE_MS", default_value_t = 6_000)]
+    lease_ms: u64,
     /// Structured (JSON) logs. Log level from RUST_LOG (default info).
     #[arg(
         long,
@@ -209,6 +222,9 @@ async fn main() -> anyhow::Result<()> {
         db_url,
         drain: Duration::from_millis(args.drain_ms),
         resume_games: args.resume_games,
+        nats_url: args.nats,
+        node_id: args.node_id,
+        lease: Duration::from_millis(args.lease_ms),
         abort_ms: args.abort_ms,
         late_release_ms: args.late_release_ms,
         bot: protocol::bot::BotLevel::from(args.bot_level).config(),

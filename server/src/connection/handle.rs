@@ -291,6 +291,10 @@ impl Conn {
                         "you have no seat in this game: use watch to follow it",
                         Some(game),
                     ),
+                    // Maybe on another node: its owner checks the seat.
+                    None if self.hub.cluster.get().is_some() => {
+                        self.subscribe(game, Some(me), after_seq)
+                    }
                     None => self.unknown_game(game),
                 }
             }
@@ -402,6 +406,10 @@ impl Conn {
     /// Hands a command to a game's task without waiting.
     fn to_game(&self, game: GameId, cmd: GameCmd) -> bool {
         let Some(handle) = self.hub.game(game) else {
+            // A game owned by another node: its owner answers.
+            if let Some(cluster) = self.hub.cluster.get() {
+                return cluster.forward(game, cmd);
+            }
             self.unknown_game(game);
             return false;
         };

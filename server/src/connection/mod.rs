@@ -502,6 +502,10 @@ impl Conn {
                 let _ = tokio::time::timeout(Duration::from_secs(5), handle.tx.send(cmd)).await;
             }
         }
+        // The owners of games on other nodes drop this connection's proxies.
+        if let Some(cluster) = self.hub.cluster.get() {
+            cluster.closed(self.peer.conn);
+        }
         tracing::debug!(conn = self.peer.conn, "disconnected");
     }
 }

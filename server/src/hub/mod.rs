@@ -83,6 +83,8 @@ pub struct Hub {
     pub bot: Arc<PlayerRec>,
     /// The tournaments not over.
     pub tournaments: crate::hub::tournament::Tournaments,
+    /// The other nodes (`--nats`): games owned elsewhere are reached through it.
+    pub cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
 }
 
 impl std::ops::Deref for Hub {
@@ -117,6 +119,7 @@ impl Hub {
         Hub {
             rooms: Arc::new(Rooms::new(config, store)),
             tournaments: Default::default(),
+            cluster: Default::default(),
             bot,
             players: DashMap::new(),
             next_forget: Default::default(),

@@ -481,6 +481,15 @@ impl Store {
         Ok((store, live))
     }
 
+    /// Every game the database has as live, each rebuilt from its journal (for a node
+    /// that takes over the games of another, see `cluster`).
+    pub async fn live_games(&self) -> anyhow::Result<Vec<LiveGame>> {
+        match &self.db {
+            Some(db) => journal::load(db).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// Stores a cut-off game that will not be resumed as aborted (reason `crash`).
     pub async fn store_aborted(&self, game: LiveGame) -> anyhow::Result<()> {
         match &self.db {

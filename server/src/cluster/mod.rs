@@ -1,0 +1,661 @@
+//! Several nodes over NATS (issue 18): one PostgreSQL database, one NATS server with
+//! JetStream, any number of nodes. Absent (`--nats` not given), nothing here runs.
+//!
+//! - **Ownership.** Each live game is run by exactly one node (its game task, unchanged).
+//!   The owner is recorded in the JetStream key-value bucket [`BUCKET`] (key: the game
+//!   id; value: the node id). A key is created with `create` (a compare-and-set on "no
+//!   key"), refreshed by the owner with `update` on the revision it last wrote (another
+//!   compare-and-set) every third of the lease, and the bucket's `max_age` is the lease:
+//!   a key nobody refreshes disappears. Why the KV rather than PostgreSQL advisory locks:
+//!   an advisory lock belongs to a database session, so it needs one pinned connection
+//!   per node held for ever, and a node's death is noticed only when PostgreSQL notices
+//!   the socket is dead (TCP keep-alive: minutes by default), while a lease expires at a
+//!   time we choose; the KV also tells every node who owns a game (to route to it)
+//!   without a query, and keeps ownership traffic off the database that stores moves.
+//! - **Playing and watching a game owned elsewhere.** A node that has no game G sends
+//!   its client's commands to `tamsk.game.<G>.cmd` (request/reply; only the owner is
+//!   subscribed, so "no responders" means nobody runs G). The owner represents that
+//!   client by a proxy [`Peer`] in the game task (so seats, presence, snapshots,
+//!   resumption with `after_seq`, watcher counts and answers are exactly those of a
+//!   local client); what the game queues for the proxy is published on
+//!   `tamsk.conn.<node>.<conn>`, to which the client's node subscribed before its first
+//!   request, and forwarded there to the client's socket, in order.
+//! - **Failover.** Every node scans the games the database says are live; one that runs
+//!   nowhere here and has no owner key (its lease expired: its node died) is claimed
+//!   with `create` (one node wins) and rebuilt from its journal by [`game::restore`]:
+//!   game time ran on meanwhile, and its players are away with a fresh grace until they
+//!   come back (to any node).
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::jetstream::kv;
+use bytes::Bytes;
+use dashmap::DashMap;
+use futures::StreamExt;
+use protocol::game::Action;
+use protocol::wire::{GameId, Seq, ServerMessage};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::codec::Reply;
+use crate::peer::{Peer, PlayerRec};
+use crate::rooms::{GameCmd, Rooms};
+
+/// The key-value bucket of the owners of live games.
+pub const BUCKET: &str = "tamsk_game_owners";
+
+/// Finds a player by id (the hub's cache, then the database).
+pub type Resolve = Arc<
+    dyn Fn(String) -> Pin<Box<dyn Future<Output = Option<Arc<PlayerRec>>> + Send>> + Send + Sync,
+>;
+
+/// What a client on another node asks of a game.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Op {
+    Join {
+        after_seq: Option<Seq>,
+    },
+    Watch {
+        after_seq: Option<Seq>,
+    },
+    Leave {
+        answer: bool,
+    },
+    Act {
+        action: Action,
+    },
+    Claim,
+    Rematch {
+        accept: bool,
+    },
+    /// The client's connection closed.
+    Closed,
+}
+
+/// A command sent to a game's owner.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RemoteCmd {
+    pub node: String,
+    pub conn: u64,
+    pub player: Option<String>,
+    pub reply: Option<Reply>,
+    pub op: Op,
+}
+
+/// The owner's answer: accepted (what follows comes on the connection's subject), or
+/// refused with an error code and message.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Answer {
+    pub error: Option<(String, String)>,
+}
+
+struct Owned {
+    revision: u64,
+    refreshed: Instant,
+    server: tokio::task::JoinHandle<()>,
+}
+
+pub struct Cluster {
+    pub node: String,
+    client: async_nats::Client,
+    kv: kv::Store,
+    rooms: Arc<Rooms>,
+    lease: Duration,
+    resolve: Resolve,
+    /// Games this node owns.
+    owned: DashMap<GameId, Owned>,
+    /// Local games whose key another node holds (never expected; not claimed again).
+    foreign: DashMap<GameId, ()>,
+    /// Owner side: the proxies of clients of other nodes, by (node, conn).
+    proxies: DashMap<(String, u64), Peer>,
+    /// Client side: the command queue of each local connection that follows a game
+    /// owned elsewhere.
+    followers: DashMap<u64, mpsc::UnboundedSender<(GameId, RemoteCmd)>>,
+}
+
+fn cmd_subject(game: GameId) -> String {
+    format!("tamsk.game.{game}.cmd")
+}
+
+fn conn_subject(node: &str, conn: u64) -> String {
+    format!("tamsk.conn.{node}.{conn}")
+}
+
+impl Cluster {
+    /// Connects to NATS, opens (or creates) the owners' bucket and starts the lease and
+    /// takeover loop, which ends when the games are stopped.
+    pub async fn start(
+        rooms: Arc<Rooms>,
+        nats_url: &str,
+        resolve: Resolve,
+    ) -> anyhow::Result<Arc<Cluster>> {
+        let node = rooms
+            .config
+            .node_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
+        let lease = rooms.config.lease.max(Duration::from_millis(300));
+        let client = async_nats::ConnectOptions::new()
+            .name(format!("tamsk-{node}"))
+            .connect(nats_url)
+            .await
+            .map_err(|e| anyhow::anyhow!("NATS at {nats_url}: {e}"))?;
+        let js = async_nats::jetstream::new(client.clone());
+        let kv = match js.get_key_value(BUCKET).await {
+            Ok(kv) => kv,
+            Err(_) => js
+                .create_key_value(kv::Config {
+                    bucket: BUCKET.into(),
+                    history: 1,
+                    max_age: lease,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| anyhow::anyhow!("JetStream key-value bucket {BUCKET}: {e}"))?,
+        };
+        let cluster = Arc::new(Cluster {
+            node,
+            client,
+            kv,
+            rooms,
+            lease,
+            resolve,
+            owned: DashMap::new(),
+            foreign: DashMap::new(),
+            proxies: DashMap::new(),
+            followers: DashMap::new(),
+        });
+        tracing::info!(node = %cluster.node, lease_ms = lease.as_millis() as u64, "joined the cluster");
+        tokio::spawn(cluster.clone().lease_loop());
+        Ok(cluster)
+    }
+
+    /// Who owns `game` now, by the key-value bucket.
+    pub async fn owner(&self, game: GameId) -> Option<String> {
+        let entry = self.kv.entry(game.to_string()).await.ok()??;
+        if entry.operation != kv::Operation::Put {
+            return None;
+        }
+        Some(String::from_utf8_lossy(&entry.value).into_owned())
+    }
+
+    /// Games this node owns.
+    pub fn owned_games(&self) -> Vec<GameId> {
+        self.owned.iter().map(|o| *o.key()).collect()
+    }
+
+    async fn lease_loop(self: Arc<Self>) {
+        let stop = self.rooms.stop_games.clone();
+        let tick = Duration::from_millis(50);
+        let scan_every = self.lease / 3;
+        let mut next_scan = Instant::now();
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::sleep(tick) => {}
+            }
+            self.claim_new().await;
+            self.refresh().await;
+            if Instant::now() >= next_scan {
+                next_scan = Instant::now() + scan_every;
+                if let Err(e) = self.take_over().await {
+                    tracing::warn!(error = %e, "takeover scan failed");
+                }
+            }
+        }
+        for o in self.owned.iter() {
+            o.server.abort();
+        }
+    }
+
+    /// Claims the local games that have no key yet (new ones).
+    async fn claim_new(self: &Arc<Self>) {
+        let new: Vec<GameId> = self
+            .rooms
+            .games
+            .iter()
+            .map(|g| *g.key())
+            .filter(|id| !self.owned.contains_key(id) && !self.foreign.contains_key(id))
+            .collect();
+        for id in new {
+            match self.create(id).await {
+                Ok(revision) => self.own(id, revision).await,
+                Err(e) => {
+                    tracing::error!(game = %id, error = %e, "a new game is owned by another node");
+                    self.foreign.insert(id, ());
+                }
+            }
+        }
+    }
+
+    /// Creates the key of `game` with this node as owner, only if there is none (or only
+    /// a deletion marker): a compare-and-set on the key's last revision.
+    async fn create(&self, game: GameId) -> anyhow::Result<u64> {
+        let key = game.to_string();
+        match self.kv.update(&key, self.node.clone().into(), 0).await {
+            Ok(revision) => Ok(revision),
+            Err(first) => match self.kv.entry(&key).await? {
+                Some(e) if e.operation != kv::Operation::Put => Ok(self
+                    .kv
+                    .update(&key, self.node.clone().into(), e.revision)
+                    .await?),
+                _ => Err(first.into()),
+            },
+        }
+    }
+
+    /// Serves the commands of a game now owned here.
+    async fn own(self: &Arc<Self>, id: GameId, revision: u64) {
+        let server = match self.client.subscribe(cmd_subject(id)).await {
+            Ok(sub) => tokio::spawn(self.clone().serve_game(id, sub)),
+            Err(e) => {
+                tracing::error!(game = %id, error = %e, "cannot serve a game's commands");
+                tokio::spawn(async {})
+            }
+        };
+        tracing::debug!(game = %id, node = %self.node, "owns the game");
+        self.owned.insert(
+            id,
+            Owned {
+                revision,
+                refreshed: Instant::now(),
+                server,
+            },
+        );
+    }
+
+    /// Refreshes the leases that are due; lets go of the games that are gone.
+    async fn refresh(&self) {
+        let due: Vec<(GameId, u64, bool)> = self
+            .owned
+            .iter()
+            .filter_map(|o| {
+                let gone = !self.rooms.games.contains_key(o.key());
+                let due = o.refreshed + self.lease / 3 <= Instant::now();
+                (gone || due).then_some((*o.key(), o.revision, gone))
+            })
+            .collect();
+        for (id, revision, gone) in due {
+            if gone {
+                if let Some((_, o)) = self.owned.remove(&id) {
+                    o.server.abort();
+                }
+                let _ = self.kv.purge(id.to_string()).await;
+                continue;
+            }
+            match self
+                .kv
+                .update(id.to_string(), self.node.clone().into(), revision)
+                .await
+            {
+                Ok(revision) => {
+                    if let Some(mut o) = self.owned.get_mut(&id) {
+                        o.revision = revision;
+                        o.refreshed = Instant::now();
+                    }
+                }
+                Err(e) => {
+                    // The lease ran out (this node stalled longer than the lease) and
+                    // another node took the game: two would run it. Not handled beyond
+                    // this log: see docs/OPERATIONS.md.
+                    tracing::error!(game = %id, error = %e, "lost the lease of a game");
+                    if let Some((_, o)) = self.owned.remove(&id) {
+                        o.server.abort();
+                    }
+                    self.foreign.insert(id, ());
+                }
+            }
+        }
+    }
+
+    /// Takes the live games of the database that nobody owns (their node died, or this
+    /// node restarted).
+    async fn take_over(self: &Arc<Self>) -> anyhow::Result<()> {
+        let live = self.rooms.store.live_games().await?;
+        let now = crate::clock::unix_ms();
+        for game in live {
+            let id = game.start.id;
+            if self.rooms.games.contains_key(&id) {
+                continue;
+            }
+            // A game just started elsewhere may not have its key yet.
+            if now.saturating_sub(game.start.started_ms) < self.lease.as_millis() as u64 {
+                continue;
+            }
+            let key = id.to_string();
+            let revision = match self.kv.entry(key.clone()).await? {
+                Some(e) if e.operation == kv::Operation::Put => {
+                    if e.value.as_ref() != self.node.as_bytes() {
+                        continue;
+                    }
+                    // This node's own key, from before its restart.
+                    match self
+                        .kv
+                        .update(key, self.node.clone().into(), e.revision)
+                        .await
+                    {
+                        Ok(r) => r,
+                        Err(_) => continue,
+                    }
+                }
+                _ => match self.create(id).await {
+                    Ok(r) => r,
+                    Err(_) => continue,
+                },
+            };
+            let (red, black) = (&game.start.red.player_id, &game.start.black.player_id);
+            let seats = match (
+                (self.resolve)(red.clone()).await,
+                (self.resolve)(black.clone()).await,
+            ) {
+                (Some(r), Some(b)) => [r, b],
+                _ => {
+                    tracing::error!(game = %id, "a player of a game to take over is unknown");
+                    let _ = self.kv.purge(id.to_string()).await;
+                    continue;
+                }
+            };
+            self.foreign.remove(&id);
+            match crate::game::restore(&self.rooms, game, seats) {
+                Ok(_) => {
+                    tracing::warn!(game = %id, node = %self.node, "took over a game");
+                    self.own(id, revision).await;
+                }
+                Err(game) => {
+                    let _ = self.rooms.store.store_aborted(*game).await;
+                    let _ = self.kv.purge(id.to_string()).await;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Owner side: answers the commands of clients on other nodes for game `id`.
+    async fn serve_game(self: Arc<Self>, id: GameId, mut sub: async_nats::Subscriber) {
+        while let Some(msg) = sub.next().await {
+            let answer = match serde_json::from_slice::<RemoteCmd>(&msg.payload) {
+                Ok(cmd) => self.command(id, cmd).await,
+                Err(e) => Answer {
+                    error: Some(("bad_command".into(), e.to_string())),
+                },
+            };
+            if let Some(reply) = msg.reply {
+                let body = serde_json::to_vec(&answer).expect("answers serialise");
+                let _ = self.client.publish(reply, body.into()).await;
+            }
+        }
+    }
+
+    /// The proxy of a client of another node (created on its first command).
+    fn proxy(&self, node: &str, conn: u64) -> Peer {
+        let key = (node.to_string(), conn);
+        if let Some(p) = self.proxies.get(&key) {
+            if !p.is_gone() {
+                return p.clone();
+            }
+        }
+        let (tx, mut rx) =
+            mpsc::channel::<axum::extract::ws::Utf8Bytes>(self.rooms.config.outbound_queue);
+        let peer = Peer {
+            conn: self.rooms.next_conn_id(),
+            tx,
+            kill: Default::default(),
+            seated: Default::default(),
+            reply: None,
+        };
+        let client = self.client.clone();
+        let subject = conn_subject(node, conn);
+        tokio::spawn(async move {
+            while let Some(text) = rx.recv().await {
+                if client
+                    .publish(subject.clone(), Bytes::from(text))
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        self.proxies.insert(key, peer.clone());
+        peer
+    }
+
+    /// Owner side: one command of a client of another node.
+    async fn command(&self, id: GameId, cmd: RemoteCmd) -> Answer {
+        let refuse = |code: &str, message: String| Answer {
+            error: Some((code.into(), message)),
+        };
+        let Some(handle) = self.rooms.game(id) else {
+            return refuse("unknown_game", format!("there is no live game {id}"));
+        };
+        if let Op::Closed = cmd.op {
+            if let Some((_, peer)) = self.proxies.remove(&(cmd.node.clone(), cmd.conn)) {
+                let _ = handle
+                    .tx
+                    .send(GameCmd::Unsubscribe {
+                        conn: peer.conn,
+                        reply: None,
+                    })
+                    .await;
+            }
+            return Answer::default();
+        }
+        let seat = cmd
+            .player
+            .as_ref()
+            .and_then(|p| handle.seats.iter().find(|s| &s.id == p).cloned());
+        let player = match (&seat, &cmd.player) {
+            (Some(s), _) => Some(s.clone()),
+            (None, Some(p)) => (self.resolve)(p.clone()).await,
+            (None, None) => None,
+        };
+        let base = self.proxy(&cmd.node, cmd.conn);
+        let peer = base.replying(cmd.reply.map(Arc::new));
+        let game_cmd = match cmd.op {
+            Op::Join { after_seq } => {
+                if seat.is_none() {
+                    return refuse(
+                        "not_a_player",
+                        "you have no seat in this game: use watch to follow it".into(),
+                    );
+                }
+                GameCmd::Subscribe {
+                    peer,
+                    player: seat,
+                    after_seq,
+                }
+            }
+            Op::Watch { after_seq } => {
+                if handle.code.is_some() && seat.is_none() {
+                    return refuse("unknown_game", format!("there is no live game {id}"));
+                }
+                GameCmd::Subscribe {
+                    peer,
+                    player: None,
+                    after_seq,
+                }
+            }
+            Op::Leave { answer } => GameCmd::Unsubscribe {
+                conn: base.conn,
+                reply: answer.then_some(peer),
+            },
+            Op::Act { action } => match player {
+                Some(player) => GameCmd::Act {
+                    peer,
+                    player,
+                    action,
+                    received: Instant::now(),
+                },
+                None => return refuse("hello_first", "say hello first".into()),
+            },
+            Op::Claim => match player {
+                Some(player) => GameCmd::ClaimAbandonment { peer, player },
+                None => return refuse("hello_first", "say hello first".into()),
+            },
+            Op::Rematch { accept } => match player {
+                Some(player) => GameCmd::Rematch {
+                    peer,
+                    player,
+                    accept,
+                },
+                None => return refuse("hello_first", "say hello first".into()),
+            },
+            Op::Closed => unreachable!("handled above"),
+        };
+        match handle.tx.try_send(game_cmd) {
+            Ok(()) => Answer::default(),
+            Err(mpsc::error::TrySendError::Full(_)) => refuse(
+                "game_busy",
+                "the game is busy: try again in a moment".into(),
+            ),
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                refuse("unknown_game", format!("there is no live game {id}"))
+            }
+        }
+    }
+
+    /// Client side: hands a command for a game this node does not run to its owner.
+    /// Returns false when it is not one that travels (a lag report).
+    pub fn forward(self: &Arc<Self>, game: GameId, cmd: GameCmd) -> bool {
+        let (peer, player, op) = match cmd {
+            GameCmd::Subscribe {
+                peer,
+                player,
+                after_seq,
+            } => {
+                let op = match player {
+                    Some(_) => Op::Join { after_seq },
+                    None => Op::Watch { after_seq },
+                };
+                (peer, player, op)
+            }
+            GameCmd::Unsubscribe {
+                reply: Some(peer), ..
+            } => (peer, None, Op::Leave { answer: true }),
+            GameCmd::Act {
+                peer,
+                player,
+                action,
+                ..
+            } => (peer, Some(player), Op::Act { action }),
+            GameCmd::ClaimAbandonment { peer, player } => (peer, Some(player), Op::Claim),
+            GameCmd::Rematch {
+                peer,
+                player,
+                accept,
+            } => (peer, Some(player), Op::Rematch { accept }),
+            GameCmd::Unsubscribe { reply: None, .. } | GameCmd::Lag { .. } => return false,
+        };
+        let cmd = RemoteCmd {
+            node: self.node.clone(),
+            conn: peer.conn,
+            player: player.map(|p| p.id.clone()),
+            reply: peer.reply.as_deref().cloned(),
+            op,
+        };
+        let tx = self
+            .followers
+            .entry(peer.conn)
+            .or_insert_with(|| {
+                let (tx, rx) = mpsc::unbounded_channel();
+                let base = peer.replying(None);
+                tokio::spawn(self.clone().follow(base, rx));
+                tx
+            })
+            .clone();
+        tx.send((game, cmd)).is_ok()
+    }
+
+    /// Client side: a local connection closed: its owners forget its proxies.
+    pub fn closed(&self, conn: u64) {
+        self.followers.remove(&conn);
+    }
+
+    /// Client side: the commands of one local connection, in order, and what the owners
+    /// send it.
+    async fn follow(
+        self: Arc<Self>,
+        peer: Peer,
+        mut rx: mpsc::UnboundedReceiver<(GameId, RemoteCmd)>,
+    ) {
+        let conn = peer.conn;
+        // Subscribed before the first request goes out (same NATS connection, so the
+        // server has the subscription before the owner answers).
+        let sub = match self.client.subscribe(conn_subject(&self.node, conn)).await {
+            Ok(sub) => sub,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot follow a remote game");
+                self.followers.remove(&conn);
+                return;
+            }
+        };
+        let to_socket = peer.clone();
+        let forwarder = tokio::spawn(async move {
+            let mut sub = sub;
+            while let Some(msg) = sub.next().await {
+                let Ok(text) = String::from_utf8(msg.payload.to_vec()) else {
+                    continue;
+                };
+                if !to_socket.send(text.into()) {
+                    break;
+                }
+            }
+        });
+        let mut games = HashSet::new();
+        while let Some((game, cmd)) = rx.recv().await {
+            games.insert(game);
+            let reply = cmd.reply.clone();
+            let answer = self.request(game, &cmd).await;
+            if let Some((code, message)) = answer.error {
+                peer.replying(reply.map(Arc::new))
+                    .send_msg(&ServerMessage::Error {
+                        code,
+                        message,
+                        game: Some(game),
+                        id: None,
+                        server_ms: Some(crate::clock::unix_ms()),
+                        at_ms: None,
+                    });
+            }
+        }
+        for game in games {
+            let cmd = RemoteCmd {
+                node: self.node.clone(),
+                conn,
+                player: None,
+                reply: None,
+                op: Op::Closed,
+            };
+            let _ = self.request(game, &cmd).await;
+        }
+        forwarder.abort();
+    }
+
+    async fn request(&self, game: GameId, cmd: &RemoteCmd) -> Answer {
+        let body = serde_json::to_vec(cmd).expect("commands serialise");
+        let asked = self.client.request(cmd_subject(game), body.into());
+        match tokio::time::timeout(Duration::from_secs(5), asked).await {
+            Ok(Ok(msg)) => serde_json::from_slice(&msg.payload).unwrap_or_default(),
+            Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => Answer {
+                error: Some((
+                    "unknown_game".into(),
+                    format!("there is no live game {game}"),
+                )),
+            },
+            Ok(Err(e)) => Answer {
+                error: Some(("game_unreachable".into(), e.to_string())),
+            },
+            Err(_) => Answer {
+                error: Some((
+                    "game_unreachable".into(),
+                    "the game's node did not answer: try again in a moment".into(),
+                )),
+            },
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! Several nodes over NATS and one PostgreSQL (issue 18), all real: a nats-server with
+//! JetStream and a throwaway PostgreSQL started by the test, nodes started in-process
+//! with `server::run_with`, each with its own `--nats`, node id and the same database.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use protocol::game::{Action, Event};
+use protocol::settings::{Level, Settings};
+use protocol::wire::{ClientMessage, GameId, ServerMessage};
+use server::Config;
+use tamsk_tests::services::{Nats, TestDb};
+use tamsk_tests::*;
+
+/// Lease of the test nodes: a dead node's games are taken within about this.
+const LEASE: Duration = Duration::from_millis(1500);
+
+/// NATS and PostgreSQL, or `None` when their binaries are missing (skipped loudly).
+async fn services() -> Option<(Nats, TestDb)> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+    let nats = Nats::start()?;
+    let db = TestDb::postgres().await?;
+    Some((nats, db))
+}
+
+fn node_config(db: &TestDb, nats: &Nats, node: &str) -> Config {
+    Config {
+        nats_url: Some(nats.url()),
+        node_id: Some(node.into()),
+        lease: LEASE,
+        ..db.config()
+    }
+}
+
+/// The owners' bucket, as an operator's tool would read it.
+async fn owners(nats: &Nats) -> async_nats::jetstream::kv::Store {
+    let client = async_nats::connect(nats.url())
+        .await
+        .expect("connect to NATS");
+    let js = async_nats::jetstream::new(client);
+    within("the owners' bucket", async {
+        loop {
+            if let Ok(kv) = js.get_key_value(server::cluster::BUCKET).await {
+                return kv;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+}
+
+/// Waits (through a watch of its key) until `node` owns `game`.
+async fn owned_by(kv: &async_nats::jetstream::kv::Store, game: GameId, node: &str) {
+    let mut watch = kv
+        .watch_with_history(game.to_string())
+        .await
+        .expect("watch");
+    within(&format!("{node} owning the game"), async {
+        while let Some(entry) = watch.next().await {
+            let entry = entry.expect("watch entry");
+            if entry.operation == async_nats::jetstream::kv::Operation::Put
+                && entry.value.as_ref() == node.as_bytes()
+            {
+                return;
+            }
+        }
+        panic!("the watch ended");
+    })
+    .await
+}
+
+/// A player comes back on another node and resumes from the seq he had.
+async fn resume_on(f: &mut Follower, server: &TestServer, token: &str) {
+    let (mut c, _) = Client::returning(server, token).await;
+    c.send(&ClientMessage::Join {
+        game: f.game,
+        after_seq: Some(f.seq),
+    })
+    .await;
+    match within("resumed", c.recv()).await {
+        ServerMessage::Resumed {
+            game, after_seq, ..
+        } => {
+            assert_eq!((game, after_seq), (f.game, f.seq));
+        }
+        other => panic!("expected resumed, got {other:?}"),
+    }
+    f.client = c;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_players_on_two_nodes_play_a_whole_game_watched_from_a_third() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let a = TestServer::start_with(node_config(&db, &nats, "a")).await;
+    let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
+    let c = TestServer::start_with(node_config(&db, &nats, "c")).await;
+    let kv = owners(&nats).await;
+
+    let settings = Settings::blitz(Level::One);
+    let (mut red, mut black) = start_game(&a, &settings).await;
+    let game = red.game;
+    // Node a owns the game, and no other node can create its key.
+    owned_by(&kv, game, "a").await;
+    assert!(
+        kv.update(game.to_string(), "b".into(), 0).await.is_err(),
+        "ownership is a compare-and-set"
+    );
+
+    // A few moves with both players on node a, for comparison.
+    let mut rng0 = rand::SeedableRng::seed_from_u64(17);
+    let mut local = play_timed(&mut red, &mut black, &mut rng0, 10).await;
+    local.sort();
+
+    // Black goes to node b and resumes exactly where he was.
+    let token = black.client.token.clone();
+    let old = std::mem::replace(&mut black.client, Client::connect(&a).await);
+    old.close().await;
+    resume_on(&mut black, &b, &token).await;
+    // A watcher on node c.
+    let mut watcher = Client::new_player(&c, "Watcher").await;
+    watcher
+        .send(&ClientMessage::Watch {
+            game,
+            after_seq: None,
+        })
+        .await;
+    let mut watcher = Follower::await_snapshot(watcher).await;
+    assert_eq!(watcher.snapshot.game, game);
+    assert_eq!(watcher.seat, None);
+    red.catch_up_to(watcher.seq).await;
+    black.catch_up_to(watcher.seq).await;
+    let from = watcher.seq;
+
+    // Black's moves go b -> a over NATS, and the events a -> b and a -> c.
+    let mut rng = rand::SeedableRng::seed_from_u64(18);
+    let mut cross = play_timed(&mut red, &mut black, &mut rng, 60).await;
+    let moves = cross.len();
+    if red.replica.is_playing() {
+        black.act(Action::Resign).await;
+        red.until("the end", |e| matches!(e, Event::GameEnded { .. }))
+            .await;
+    }
+    assert!(!red.replica.is_playing(), "the game is over");
+    black.catch_up_to(red.seq).await;
+    watcher.catch_up_to(red.seq).await;
+    // Every client saw the same numbered events, in order, and the same game.
+    let tail =
+        |f: &Follower| -> Vec<_> { f.log.iter().filter(|e| e.seq > from).cloned().collect() };
+    assert_eq!(tail(&red), tail(&black));
+    assert_eq!(tail(&red), tail(&watcher));
+    assert_eq!(red.replica, black.replica);
+    assert_eq!(red.replica, watcher.replica);
+    assert!(moves > 5, "{moves} moves");
+    cross.sort();
+    eprintln!(
+        "move -> both players: both on one node ({} moves): median {:?}, max {:?}; \
+         one on another node ({moves} moves): median {:?}, max {:?}",
+        local.len(),
+        local[local.len() / 2],
+        local[local.len() - 1],
+        cross[cross.len() / 2],
+        cross[cross.len() - 1]
+    );
+    // The game is stored once over, by its owner.
+    let row = within("the stored game", async {
+        loop {
+            if let Some(row) = db.stored_game_row(game).await {
+                return row;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert_eq!(row.0, "finished");
+    drop((a, b, c));
+}
+
+/// Plays up to `n` random moves (with drops), each until both players have its event;
+/// returns how long each took from sending to the second player having it.
+async fn play_timed(
+    red: &mut Follower,
+    black: &mut Follower,
+    rng: &mut rand::rngs::SmallRng,
+    n: usize,
+) -> Vec<Duration> {
+    use rand::seq::SliceRandom;
+    let mut took = Vec::new();
+    while red.replica.is_playing() && took.len() < n {
+        let turn = red.replica.turn();
+        let (mover, other) = if turn == protocol::game::Player::Red {
+            (&mut *red, &mut *black)
+        } else {
+            (&mut *black, &mut *red)
+        };
+        let legal: Vec<Action> = mover
+            .replica
+            .legal_actions(turn)
+            .into_iter()
+            .filter(
+                |a| matches!(a, Action::Move { to, drop: true, .. } if !mover.replica.is_full(*to)),
+            )
+            .collect();
+        let Some(action) = legal.choose(rng).copied() else {
+            break;
+        };
+        let sent = Instant::now();
+        mover.act(action).await;
+        within("the move", mover.next_event()).await;
+        within("the move, opposite", other.catch_up_to(mover.seq)).await;
+        took.push(sent.elapsed());
+    }
+    took
+}
+
+/// A node that can be killed like kill -9: its own runtime on its own thread, dropped
+/// without any shutdown.
+struct Node {
+    addr: SocketAddr,
+    kill: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Node {
+    fn start(config: Config) -> Node {
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (kill, killed) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            let listener = rt
+                .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+                .expect("bind");
+            addr_tx.send(listener.local_addr().unwrap()).unwrap();
+            rt.spawn(server::run_with(listener, config, std::future::pending()));
+            let _ = killed.recv();
+            // Every task stops where it is: no drain, no suspension, no goodbye.
+            rt.shutdown_background();
+        });
+        Node {
+            addr: addr_rx.recv().expect("the node's address"),
+            kill: Some(kill),
+            thread: Some(thread),
+        }
+    }
+
+    fn kill(&mut self) {
+        drop(self.kill.take());
+        if let Some(t) = self.thread.take() {
+            t.join().expect("the node's thread");
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_the_owner_dies_another_node_takes_the_game_and_players_resume_there() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    // Players away longer than a takeover keep their seats (the default grace is a
+    // minute; the tests' is short).
+    let config = |node| Config {
+        reconnect_grace: Duration::from_secs(10),
+        ..node_config(&db, &nats, node)
+    };
+    let mut a = Node::start(config("a"));
+    let b = TestServer::start_with(config("b")).await;
+    let kv = owners(&nats).await;
+
+    let settings = Settings {
+        hourglass_ms: 30_000,
+        ..Settings::blitz(Level::One)
+    };
+    let mut red = Client::new_player_at(a.addr, "RedF").await;
+    let mut black = Client::new_player_at(a.addr, "BlackF").await;
+    for c in [&mut red, &mut black] {
+        c.send(&ClientMessage::Seek {
+            settings: settings.clone(),
+            rated: None,
+        })
+        .await;
+    }
+    let mut red = Follower::await_snapshot(red).await;
+    let mut black = Follower::await_snapshot(black).await;
+    if red.seat() != protocol::game::Player::Red {
+        std::mem::swap(&mut red, &mut black);
+    }
+    let game = red.game;
+    owned_by(&kv, game, "a").await;
+    play_random(&mut red, &mut black, 7, 8).await;
+    assert!(red.replica.is_playing());
+    let before = red.entries.clone();
+    assert!(before.len() >= 8);
+
+    // kill -9 of node a.
+    let killed = Instant::now();
+    a.kill();
+    owned_by(&kv, game, "b").await;
+    let taken = killed.elapsed();
+    eprintln!(
+        "node a killed; node b owns its game {} ms later (lease {} ms)",
+        taken.as_millis(),
+        LEASE.as_millis()
+    );
+    assert!(
+        taken < LEASE * 4,
+        "taken over within a few leases: {taken:?}"
+    );
+
+    // Both players come back, to node b: the events of the new run are numbered above
+    // the old ones, so they get a snapshot, with every entry of the game kept.
+    let mut back = Vec::new();
+    for f in [&red, &black] {
+        let (mut c, _) = Client::returning(&b, &f.client.token).await;
+        // Node b claims the key, then rebuilds the game: until it runs there, a join
+        // is told `unknown_game`, and the client tries again, as a real one does.
+        let snapshot = within("the game running on node b", async {
+            loop {
+                c.send(&ClientMessage::Join {
+                    game,
+                    after_seq: Some(f.seq),
+                })
+                .await;
+                match c.recv().await {
+                    ServerMessage::Snapshot(s) => return s,
+                    ServerMessage::Error { code, .. } if code == "unknown_game" => {
+                        tokio::time::sleep(Duration::from_millis(20)).await
+                    }
+                    other => panic!("expected a snapshot, got {other:?}"),
+                }
+            }
+        })
+        .await;
+        let at = snapshot.view.at_ms;
+        let mut f = Follower::from_snapshot(c, *snapshot);
+        f.replica.advance(at);
+        back.push(f);
+    }
+    let mut black2 = back.pop().unwrap();
+    let mut red2 = back.pop().unwrap();
+    assert_eq!(red2.seat, Some(protocol::game::Player::Red));
+    assert!(
+        red2.seq > red.seq,
+        "the new run numbers its events above the old"
+    );
+    assert_eq!(
+        &red2.entries[..before.len()],
+        &before[..],
+        "nothing lost: every entry with its instant"
+    );
+    assert!(red2.replica.is_playing(), "{:?}", red2.replica.status());
+    // Game time ran on while nobody owned it.
+    assert!(red2.snapshot.now_ms >= red.replica.now() + taken.as_millis() as u64 / 2);
+    // The game goes on at node b, to its end, told to both and stored.
+    red2.catch_up_to(black2.seq).await;
+    black2.catch_up_to(red2.seq).await;
+    // The replica built from the snapshot and events is exactly node b's game...
+    red2.check_against_snapshot().await;
+    // ...and they play on there.
+    let made = play_random(&mut red2, &mut black2, 8, 4).await;
+    assert_eq!(made, 4, "moves after the takeover");
+    red2.act(Action::Resign).await;
+    red2.until("the end", |e| matches!(e, Event::GameEnded { .. }))
+        .await;
+    black2.catch_up_to(red2.seq).await;
+    assert_eq!(red2.replica, black2.replica);
+    assert!(!red2.replica.is_playing());
+    let row = within("the stored game", async {
+        loop {
+            if let Some(row) = db.stored_game_row(game).await {
+                return row;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert_eq!(row.0, "finished");
+    drop(b);
+}
