@@ -129,7 +129,10 @@ fn error(code: &str, message: impl Into<String>, game: GameId) -> ServerMessage 
 
 impl GameTask {
     async fn run(mut self, mut rx: mpsc::Receiver<GameCmd>) {
-        let shutdown = self.rooms.stop_games.clone();
+        // Made once: a new `cancelled()` at every turn of the loop registers with the
+        // token's `Notify` again each time, shared by every game.
+        let shutdown = self.rooms.stop_games.clone().cancelled_owned();
+        tokio::pin!(shutdown);
         // Set when an overdue deadline changed nothing (it should not happen): then wait
         // a little instead of spinning.
         let mut stalled = false;
@@ -192,7 +195,7 @@ impl GameTask {
             stalled = false;
             tokio::select! {
                 biased;
-                _ = shutdown.cancelled() => {
+                _ = &mut shutdown, if !self.stopping => {
                     let now = self.now_ms();
                     if self.room.game().is_playing() && self.rooms.config.resume_games {
                         // Suspended, not ended: its journal is in the database, and the

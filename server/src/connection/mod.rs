@@ -288,14 +288,16 @@ impl Conn {
 
     async fn read_loop(&mut self, mut stream: SplitStream<WebSocket>) {
         let config = self.hub.config.clone();
-        let shutdown = self.hub.stop_conns.clone();
+        // Made once, not at every frame (see the game task's loop).
+        let shutdown = self.hub.stop_conns.clone().cancelled_owned();
+        tokio::pin!(shutdown);
         let mut last_heard = Instant::now();
         let kill = self.peer.kill.clone();
         loop {
             let idle_deadline = last_heard + config.idle_timeout;
             tokio::select! {
                 _ = kill.killed() => return,
-                _ = shutdown.cancelled() => {
+                _ = &mut shutdown => {
                     kill.kill(CLOSE_GOING_AWAY, "server shutting down");
                     return;
                 }
