@@ -1,0 +1,231 @@
+//! The store's unit tests: the ordered write queue, old databases migrated (names made
+//! unique, integer game ids become UUIDs), and what `--db` means.
+
+mod store {
+    use super::super::*;
+    use protocol::record::EntryKind;
+    use protocol::settings::{Level, Settings};
+
+    fn player(id: &str) -> PlayerRef {
+        PlayerRef {
+            player_id: id.into(),
+            name: id.into(),
+            rating: None,
+        }
+    }
+
+    /// A burst far over the queue waits in one ordered overflow: no task per write
+    /// (before: one each), and the game's end still comes after all its entries (an
+    /// entry written after the end would be left in the journal).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_overflow_keeps_order_without_a_task_per_write() {
+        let store = Store::open_with(None, 4).await.unwrap();
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let tasks = metrics.num_alive_tasks();
+        let id = GameId::from_u64_pair(0, 1);
+        let start = GameStart {
+            id,
+            red: player("r"),
+            black: player("b"),
+            settings: Settings::blitz(Level::One),
+            started_ms: 1,
+            code: None,
+            rated: false,
+        };
+        store.submit(Write::GameStarted(start.clone()));
+        for idx in 0..2_000 {
+            store.submit(Write::Entry {
+                game: id,
+                idx,
+                entry: Entry {
+                    at_ms: idx,
+                    kind: EntryKind::Advance,
+                },
+            });
+        }
+        let game = protocol::game::Game::new(start.settings.clone());
+        let end = GameEnd::of(start, &game, Vec::new(), 5_000, Some("test"));
+        store.submit(Write::GameEnded(Box::new(end), None));
+        assert!(
+            metrics.num_alive_tasks() <= tasks,
+            "{} tasks, {tasks} before",
+            metrics.num_alive_tasks()
+        );
+        assert!(
+            store.stats.queue_full.load(Ordering::Relaxed) > 0,
+            "overflowed"
+        );
+        store.flush().await;
+        assert_eq!(store.backlog(), 0);
+        let Some(Db::Sqlite(pool)) = &store.db else {
+            panic!("an SQLite store")
+        };
+        let left = sqlite::sql::live_entry_count(pool, id).await.unwrap();
+        assert_eq!(left, 0, "entries written after the end");
+    }
+}
+
+mod names {
+    use super::super::*;
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+
+    fn row(id: &str, name: &str) -> PlayerRow {
+        PlayerRow {
+            id: id.into(),
+            name: name.into(),
+            token_hash: format!("hash-{id}"),
+            created_ms: 1,
+            is_bot: false,
+        }
+    }
+
+    /// A database from before unique names, with names equal but for case, takes the
+    /// migration; from then on a name is free only if no player has it in any case.
+    #[tokio::test]
+    async fn names_become_unique_on_an_old_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("old.db");
+        let only_first = dir.path().join("migrations");
+        std::fs::create_dir(&only_first).unwrap();
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/migrations/20250101000000_init.sql"
+            ),
+            only_first.join("20250101000000_init.sql"),
+        )
+        .unwrap();
+        {
+            let options = SqliteConnectOptions::new()
+                .filename(&db)
+                .create_if_missing(true);
+            let pool = SqlitePoolOptions::new()
+                .connect_with(options)
+                .await
+                .unwrap();
+            sqlx::migrate::Migrator::new(only_first.as_path())
+                .await
+                .unwrap()
+                .run(&pool)
+                .await
+                .unwrap();
+            for (id, name) in [("1", "Ann"), ("2", "ann"), ("3", "Ben")] {
+                sqlx::query(
+                    "INSERT INTO players (id, name, token_hash, created_ms) VALUES ($1, $2, $3, 1)",
+                )
+                .bind(id)
+                .bind(name)
+                .bind(format!("old-{id}"))
+                .execute(&pool)
+                .await
+                .unwrap();
+            }
+            pool.close().await;
+        }
+        let store = Store::open(Some(&db)).await.unwrap();
+        assert!(!store.register_player(&row("a", "ANN")).await.unwrap());
+        assert!(!store.register_player(&row("b", "bEN")).await.unwrap());
+        assert!(store.register_player(&row("c", "Cid")).await.unwrap());
+        assert!(!store.register_player(&row("d", "CID")).await.unwrap());
+        // The older players are all still there.
+        let ann = store.player_by_token_hash("old-2").await.unwrap().unwrap();
+        assert_eq!(ann.name, "ann");
+    }
+
+    /// Games stored under the old integer ids keep their records and their order, under
+    /// UUIDs older than every v7 id; their cut-off journal rows follow them.
+    #[tokio::test]
+    async fn integer_game_ids_become_uuids_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("old.db");
+        let old = dir.path().join("migrations");
+        std::fs::create_dir(&old).unwrap();
+        for file in ["20250101000000_init.sql", "20251125000000_name_key.sql"] {
+            let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+            std::fs::copy(from.join(file), old.join(file)).unwrap();
+        }
+        {
+            let options = SqliteConnectOptions::new()
+                .filename(&db)
+                .create_if_missing(true);
+            let pool = SqlitePoolOptions::new()
+                .connect_with(options)
+                .await
+                .unwrap();
+            sqlx::migrate::Migrator::new(old.as_path())
+                .await
+                .unwrap()
+                .run(&pool)
+                .await
+                .unwrap();
+            for id in [5i64, 12] {
+                sqlx::query(
+                    "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, \
+                     settings, state, move_count, started_ms, ended_ms) \
+                     VALUES ($1, 'r', 'Ann', 'b', 'Ben', 1, $2, 'finished', 3, 1, 2)",
+                )
+                .bind(id)
+                .bind(
+                    serde_json::to_string(&Settings::level(protocol::settings::Level::One))
+                        .unwrap(),
+                )
+                .execute(&pool)
+                .await
+                .unwrap();
+            }
+            pool.close().await;
+        }
+        let store = Store::open(Some(&db)).await.unwrap();
+        let ids: Vec<String> = store
+            .recent_games(Some("Ann"), None, 10)
+            .await
+            .unwrap()
+            .iter()
+            .map(|g| g.id.to_string())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "00000000-0000-0000-0000-00000000000c",
+                "00000000-0000-0000-0000-000000000005"
+            ]
+        );
+        let newer = GameId::now_v7();
+        assert!(newer > ids[0].parse::<GameId>().unwrap());
+        let before_12 = store
+            .recent_games(None, Some(ids[0].parse().unwrap()), 10)
+            .await
+            .unwrap();
+        assert_eq!(before_12.len(), 1);
+        assert_eq!(before_12[0].id.to_string(), ids[1]);
+    }
+}
+
+mod location {
+    use super::super::*;
+
+    /// `--db` takes a PostgreSQL URL or keeps meaning a path; passwords stay out of logs.
+    #[test]
+    fn db_is_a_postgres_url_or_a_path() {
+        assert_eq!(
+            Location::parse("postgres://u:pw@h:5432/tamsk"),
+            Location::Postgres("postgres://u:pw@h:5432/tamsk".into())
+        );
+        assert!(matches!(
+            Location::parse("postgresql://h/tamsk"),
+            Location::Postgres(_)
+        ));
+        assert_eq!(
+            Location::parse("tamsk.db"),
+            Location::Sqlite(PathBuf::from("tamsk.db"))
+        );
+        assert_eq!(
+            Location::parse("./postgres:/x.db"),
+            Location::Sqlite(PathBuf::from("./postgres:/x.db"))
+        );
+        assert_eq!(
+            Location::parse("postgres://u:pw@h:5432/tamsk").describe(),
+            "postgres://u@h:5432/tamsk"
+        );
+    }
+}
