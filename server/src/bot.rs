@@ -38,7 +38,9 @@ pub fn seat_peer(hub: &Arc<Rooms>, player: &Arc<PlayerRec>) -> Peer {
         seated: Default::default(),
         reply: None,
     };
-    tokio::spawn(drive(Arc::downgrade(hub), player.clone(), peer.clone(), rx));
+    // On the server's runtime even when a game task seats it (a rematch): planning is
+    // not game work and must not delay other games' deadlines.
+    hub.spawn_io(drive(Arc::downgrade(hub), player.clone(), peer.clone(), rx));
     peer
 }
 

@@ -122,6 +122,10 @@ pub struct Config {
     /// millisecond timer. Off only for tests on tokio's paused clock, which the alarm
     /// thread does not see.
     pub precise_timer: bool,
+    /// Threads of the games' own runtime (`lanes`): game tasks run there, away from the
+    /// sockets, so a deadline is handled at its instant under load. 0: games run on the
+    /// server's runtime (tests on tokio's paused clock).
+    pub game_threads: usize,
     /// The abort bound of every game (`abort_ms`): fixed by the rules page at 30 s, not a
     /// player's choice; an operator may shorten it on a test server (`--abort-ms`).
     pub abort_ms: u64,
@@ -188,6 +192,7 @@ impl Default for Config {
             node_id: None,
             lease: Duration::from_secs(6),
             precise_timer: true,
+            game_threads: 1,
             abort_ms: protocol::settings::Settings::default().abort_ms,
             late_release_ms: protocol::settings::Settings::default().late_release_ms,
         }

@@ -24,6 +24,7 @@ pub mod glicko;
 pub mod history;
 pub mod http;
 pub mod hub;
+pub mod lanes;
 pub mod limits;
 pub mod lobby;
 pub mod matching;

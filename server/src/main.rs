@@ -133,6 +133,11 @@ struct Args {
     /// 15-second timer ran out on it. The rules page fixes it at 5 s.
     #[arg(long, env = "TAMSK_LATE_RELEASE_MS", default_value_t = 5_000, value_parser = setting("late_release_ms"))]
     late_release_ms: u64,
+    /// Threads that run only the games (deadlines, moves, fan-out), apart from the ones
+    /// serving sockets, so deaths and expiries are announced at their instant under load;
+    /// 0 runs games on the sockets' threads.
+    #[arg(long, env = "TAMSK_GAME_THREADS", default_value_t = 1)]
+    game_threads: usize,
     /// How well the computer plays in `play_bot` games: easy (no timer flips in the
     /// opening, slow flips after it), normal (one move ahead), hard (searches five).
     #[arg(long, env = "TAMSK_BOT_LEVEL", value_enum, default_value = "normal")]
@@ -227,6 +232,7 @@ async fn main() -> anyhow::Result<()> {
         lease: Duration::from_millis(args.lease_ms),
         abort_ms: args.abort_ms,
         late_release_ms: args.late_release_ms,
+        game_threads: args.game_threads,
         bot: protocol::bot::BotLevel::from(args.bot_level).config(),
         ..defaults
     };

@@ -99,6 +99,11 @@ pub struct Rooms {
     pub metrics: crate::metrics::Metrics,
     /// Precise wake-ups for game deadlines (`None`: tokio's timer, as on a paused clock).
     pub alarms: Option<crate::alarm::Alarms>,
+    /// The games' own threads (`None`: games run on the server's runtime).
+    pub lanes: Option<crate::lanes::Lanes>,
+    /// The server's runtime, for what game tasks start that is not a game (a bot seat's
+    /// planning must not hold up other games' deadlines).
+    pub io: Option<tokio::runtime::Handle>,
     /// Where finished games are published (ratings, tournaments).
     pub events: crate::events::GameEvents,
 }
@@ -112,7 +117,18 @@ impl Rooms {
         } else {
             None
         };
+        let lanes = (config.game_threads > 0)
+            .then(|| {
+                crate::lanes::Lanes::start(config.game_threads)
+                    .inspect_err(
+                        |e| tracing::warn!(error = %e, "no game thread: games share the runtime"),
+                    )
+                    .ok()
+            })
+            .flatten();
         Rooms {
+            io: tokio::runtime::Handle::try_current().ok(),
+            lanes,
             config,
             store,
             games: DashMap::new(),
@@ -127,6 +143,34 @@ impl Rooms {
             metrics: Default::default(),
             alarms,
             events: Default::default(),
+        }
+    }
+
+    /// Starts a game's task: on the games' threads if there are some.
+    pub fn spawn_game<F>(&self, task: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        match &self.lanes {
+            Some(lanes) => lanes.spawn(&self.game_tasks, task),
+            None => {
+                self.game_tasks.spawn(task);
+            }
+        }
+    }
+
+    /// Starts a task that is not a game on the server's runtime, wherever it is asked.
+    pub fn spawn_io<F>(&self, task: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        match &self.io {
+            Some(io) => {
+                io.spawn(task);
+            }
+            None => {
+                tokio::spawn(task);
+            }
         }
     }
 

@@ -1,5 +1,5 @@
-//! One websocket connection: reads and checks client messages, routes them, and writes
-//! the connection's bounded outbound queue to the socket from a separate task.
+//! One websocket connection, one task: reads and checks client messages, routes them,
+//! and writes the connection's bounded outbound queue to the socket (`socket`).
 
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
@@ -7,11 +7,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
-use futures::stream::{SplitSink, SplitStream};
-use futures::{SinkExt, StreamExt};
 use protocol::wire::{ClientMessage, GameId, ServerMessage};
 use tokio::sync::mpsc;
-use tokio::time::{interval_at, Duration, Instant, MissedTickBehavior};
+use tokio::time::{Duration, Instant};
 
 use crate::clock::unix_ms;
 use crate::codec::{encode, encode_reply, Reply};
@@ -23,6 +21,9 @@ use crate::rooms::GameCmd;
 
 mod handle;
 mod hello;
+mod socket;
+
+use socket::{Event, Socket};
 
 /// Close codes (RFC 6455, 7.4.1).
 const CLOSE_NORMAL: u16 = 1000;
@@ -122,8 +123,7 @@ pub async fn serve(
     addr: SocketAddr,
     reserve: bool,
 ) {
-    let config = hub.config.clone();
-    let (sink, stream) = socket.split();
+    let config = &hub.config;
     let (tx, rx) = mpsc::channel(config.outbound_queue.max(1));
     let kill = Arc::new(Kill::default());
     let peer = Peer {
@@ -134,14 +134,18 @@ pub async fn serve(
         reply: None,
     };
     let pinger = Arc::new(Pinger::default());
-    let writer = tokio::spawn(write_loop(
-        sink,
+    let mut socket = Socket::new(
+        socket,
         rx,
-        kill.clone(),
         pinger.clone(),
-        config.ping_interval,
-        config.first_ping,
-    ));
+        kill.clone(),
+        hub.stop_conns.clone(),
+        socket::Settings {
+            ping_every: config.ping_interval,
+            first_ping: config.first_ping,
+            idle_timeout: config.idle_timeout,
+        },
+    );
     let mut conn = Conn {
         hub: hub.clone(),
         ip: addr.ip(),
@@ -164,90 +168,13 @@ pub async fn serve(
     let metrics = &hub.metrics;
     metrics.connections_open.fetch_add(1, Ordering::Relaxed);
     metrics.connections_total.fetch_add(1, Ordering::Relaxed);
-    conn.read_loop(stream).await;
+    conn.run(&mut socket).await;
     Box::pin(conn.cleanup()).await;
     metrics.connections_open.fetch_sub(1, Ordering::Relaxed);
     kill.kill(CLOSE_NORMAL, "bye");
     drop(conn);
-    let _ = writer.await;
-}
-
-/// Most frames written before one flush.
-const WRITE_BATCH: usize = 32;
-
-/// Writes queued frames and a websocket ping every `ping_every` (the first after
-/// `first_ping`); on a kill, sends a close frame (briefly) and stops.
-async fn write_loop(
-    mut sink: SplitSink<WebSocket, Message>,
-    mut rx: mpsc::Receiver<Utf8Bytes>,
-    kill: Arc<Kill>,
-    pinger: Arc<Pinger>,
-    ping_every: Duration,
-    first_ping: Option<Duration>,
-) {
-    let first = tokio::time::Instant::now() + first_ping.unwrap_or(ping_every);
-    let mut ping = interval_at(first, ping_every);
-    ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            biased;
-            reason = kill.killed() => {
-                if reason.code == CLOSE_ECHO {
-                    // The client closed: flushing sends the echo the websocket layer
-                    // queued (nothing else may be sent after a close).
-                    let _ = tokio::time::timeout(Duration::from_secs(1), sink.close()).await;
-                    return;
-                }
-                let frame = Message::Close(Some(CloseFrame {
-                    code: reason.code,
-                    reason: Utf8Bytes::from_static(reason.reason),
-                }));
-                // What was queued before the kill (say, the error telling why) goes first,
-                // if the client reads at all.
-                let _ = tokio::time::timeout(Duration::from_secs(1), async {
-                    while let Ok(text) = rx.try_recv() {
-                        sink.send(Message::Text(text)).await?;
-                    }
-                    sink.send(frame).await
-                })
-                .await;
-                return;
-            }
-            _ = ping.tick() => {
-                let payload = pinger.next();
-                let sent = tokio::select! {
-                    biased;
-                    _ = kill.killed() => continue,
-                    res = sink.send(Message::Ping(payload.to_vec().into())) => res,
-                };
-                if sent.is_err() {
-                    kill.kill(CLOSE_NORMAL, "write failed");
-                    return;
-                }
-            }
-            msg = rx.recv() => {
-                let Some(text) = msg else { return };
-                // Whatever else is queued goes out with it in one write: under load that
-                // saves a system call (and a wake-up of the peer) per frame.
-                let write = async {
-                    sink.feed(Message::Text(text)).await?;
-                    for _ in 1..WRITE_BATCH {
-                        let Ok(text) = rx.try_recv() else { break };
-                        sink.feed(Message::Text(text)).await?;
-                    }
-                    sink.flush().await
-                };
-                tokio::select! {
-                    biased;
-                    _ = kill.killed() => continue,
-                    res = write => if res.is_err() {
-                        kill.kill(CLOSE_NORMAL, "write failed");
-                        return;
-                    }
-                }
-            }
-        }
-    }
+    let reason = kill.reason().expect("killed just above");
+    socket.close(reason).await;
 }
 
 impl Conn {
@@ -286,71 +213,59 @@ impl Conn {
         self.reply = None;
     }
 
-    async fn read_loop(&mut self, mut stream: SplitStream<WebSocket>) {
-        let config = self.hub.config.clone();
-        // Made once, not at every frame (see the game task's loop).
-        let shutdown = self.hub.stop_conns.clone().cancelled_owned();
-        tokio::pin!(shutdown);
-        let mut last_heard = Instant::now();
+    /// Handles what the socket brings until the connection is to close (the reason is
+    /// then set on its [`Kill`]).
+    async fn run(&mut self, socket: &mut Socket) {
         let kill = self.peer.kill.clone();
         loop {
-            let idle_deadline = last_heard + config.idle_timeout;
-            tokio::select! {
-                _ = kill.killed() => return,
-                _ = &mut shutdown => {
+            match socket.next().await {
+                Event::Killed => return,
+                Event::Shutdown => {
                     kill.kill(CLOSE_GOING_AWAY, "server shutting down");
                     return;
                 }
-                _ = tokio::time::sleep_until(idle_deadline) => {
+                Event::Idle => {
                     kill.kill(CLOSE_POLICY, "idle: nothing received for too long");
                     return;
                 }
-                frame = stream.next() => {
-                    let received = Instant::now();
-                    match frame {
-                        None => return,
-                        Some(Err(e)) => {
-                            tracing::debug!(conn = self.peer.conn, error = %e, "read error");
-                            if let Some(violation) = Violation::of_read_error(&e.to_string()) {
-                                self.violation(violation);
-                            }
-                            return;
-                        }
-                        Some(Ok(msg)) => {
-                            last_heard = received;
-                            match msg {
-                                // Boxed: handling a message can wait on the store, and
-                                // that state would otherwise sit in every idle
-                                // connection's task (it was most of its 3.2 KB).
-                                Message::Text(text) => Box::pin(self.request(text.as_str(), received)).await,
-                                Message::Binary(_) => {
-                                    self.violation(Violation::Binary);
-                                    return;
-                                }
-                                Message::Close(_) => {
-                                    // The websocket layer queued the echo of the client's
-                                    // close frame; the writer sends it.
-                                    kill.kill(CLOSE_ECHO, "");
-                                    return;
-                                }
-                                // The answer to the server's own ping measures lag and
-                                // is not the client's traffic (one per ping at most).
-                                Message::Pong(payload) => match self.pinger.answer(&payload, received) {
-                                    Some(rtt) => self.measured(rtt, received),
-                                    None => {
-                                        let verdict = self.count_message();
-                                        self.rate_verdict(verdict);
-                                    }
-                                },
-                                // Answered by the websocket layer, but still traffic.
-                                Message::Ping(_) => {
-                                    let verdict = self.count_message();
-                                    self.rate_verdict(verdict);
-                                }
-                            }
-                        }
-                    }
+                Event::Gone => return,
+                Event::WriteFailed => {
+                    kill.kill(CLOSE_NORMAL, "write failed");
+                    return;
                 }
+                Event::Broke(violation) => {
+                    self.violation(violation);
+                    return;
+                }
+                Event::Frame(msg, received) => match msg {
+                    // Boxed: handling a message can wait on the store, and that state
+                    // would otherwise sit in every idle connection's task.
+                    Message::Text(text) => Box::pin(self.request(text.as_str(), received)).await,
+                    Message::Binary(_) => {
+                        self.violation(Violation::Binary);
+                        return;
+                    }
+                    Message::Close(_) => {
+                        // The websocket layer queued the echo of the client's close
+                        // frame; closing the socket sends it.
+                        kill.kill(CLOSE_ECHO, "");
+                        return;
+                    }
+                    // The answer to the server's own ping measures lag and is not the
+                    // client's traffic (one per ping at most).
+                    Message::Pong(payload) => match self.pinger.answer(&payload, received) {
+                        Some(rtt) => self.measured(rtt, received),
+                        None => {
+                            let verdict = self.count_message();
+                            self.rate_verdict(verdict);
+                        }
+                    },
+                    // Answered by the websocket layer, but still traffic.
+                    Message::Ping(_) => {
+                        let verdict = self.count_message();
+                        self.rate_verdict(verdict);
+                    }
+                },
             }
         }
     }

@@ -201,7 +201,7 @@ impl GameTask {
     }
 
     pub(super) fn launch(self, rx: mpsc::Receiver<GameCmd>) {
-        let tasks = self.rooms.game_tasks.clone();
-        tasks.spawn(self.run(rx));
+        let rooms = self.rooms.clone();
+        rooms.spawn_game(self.run(rx));
     }
 }

@@ -38,6 +38,7 @@ async fn next_event(rx: &mut mpsc::Receiver<Utf8Bytes>) -> GameEvent {
 async fn pair(settings: Settings, config: Config) -> (Arc<Hub>, GameId, Seat, Seat) {
     let config = Config {
         precise_timer: false,
+        game_threads: 0,
         ..config
     };
     let store = crate::store::Store::detached();

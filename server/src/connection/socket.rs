@@ -1,0 +1,248 @@
+//! The socket side of a connection, driven by the connection's own task: one task per
+//! connection reads the client's frames, writes its bounded outbound queue, pings, and
+//! watches for the kill signal, shutdown and idleness, all in one poll.
+//!
+//! Why not a reader task and a writer task: two tasks per socket cost two futures and a
+//! lock (`split`'s `BiLock`) on every frame, and each turn of a `select!` made its timers
+//! and `Notify` registrations anew. Here every waiter is made once, per connection, and a
+//! frame costs one poll of the socket.
+//!
+//! Writing never holds up reading for long: at most [`WRITE_BATCH`] queued frames are
+//! written per turn, then the socket's read side is polled; a write the kernel is not
+//! ready for waits for the socket's write readiness, not in line.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
+use futures::{Sink, SinkExt, Stream};
+use tokio::sync::mpsc;
+use tokio::time::{interval_at, Duration, Instant, Interval, MissedTickBehavior, Sleep};
+
+use crate::peer::{CloseReason, Kill};
+use crate::ping::Pinger;
+
+use super::{Violation, CLOSE_ECHO};
+
+/// Most frames written before the read side is polled again (and before one flush).
+pub const WRITE_BATCH: usize = 32;
+
+/// What woke the connection.
+pub enum Event {
+    /// A frame from the client, and when it was read.
+    Frame(Message, Instant),
+    /// The client's stream ended, or a read failed without the client's doing (a reset).
+    Gone,
+    /// The client broke the websocket protocol.
+    Broke(Violation),
+    /// The connection is told to close (by itself or by a game: see [`Kill`]).
+    Killed,
+    /// The server is shutting down.
+    Shutdown,
+    /// Nothing was received for the idle timeout.
+    Idle,
+    /// A write failed: the client is gone.
+    WriteFailed,
+}
+
+type Waiting<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+pub struct Socket {
+    ws: WebSocket,
+    rx: mpsc::Receiver<Utf8Bytes>,
+    /// Frames were written since the last flush.
+    unflushed: bool,
+    /// A ping is due but the socket was not ready for it.
+    ping_due: bool,
+    ping: Interval,
+    pinger: Arc<Pinger>,
+    /// Made once and polled once, to register this task's waker (see the module's
+    /// doc); afterwards their flags are read instead, which costs no lock.
+    killed: Waiting<CloseReason>,
+    shutdown: Waiting<()>,
+    /// The waker the waiters were last polled with.
+    armed: Option<std::task::Waker>,
+    kill: Arc<Kill>,
+    stop: tokio_util::sync::CancellationToken,
+    idle: Pin<Box<Sleep>>,
+    idle_timeout: Duration,
+    last_heard: Instant,
+}
+
+pub struct Settings {
+    pub ping_every: Duration,
+    pub first_ping: Option<Duration>,
+    pub idle_timeout: Duration,
+}
+
+impl Socket {
+    pub fn new(
+        ws: WebSocket,
+        rx: mpsc::Receiver<Utf8Bytes>,
+        pinger: Arc<Pinger>,
+        kill: Arc<Kill>,
+        shutdown: tokio_util::sync::CancellationToken,
+        settings: Settings,
+    ) -> Socket {
+        let now = Instant::now();
+        let first = now + settings.first_ping.unwrap_or(settings.ping_every);
+        let mut ping = interval_at(first, settings.ping_every);
+        ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        Socket {
+            ws,
+            rx,
+            unflushed: false,
+            ping_due: false,
+            ping,
+            pinger,
+            killed: Box::pin({
+                let kill = kill.clone();
+                async move { kill.killed().await }
+            }),
+            shutdown: Box::pin(shutdown.clone().cancelled_owned()),
+            armed: None,
+            kill,
+            stop: shutdown,
+            idle: Box::pin(tokio::time::sleep_until(now + settings.idle_timeout)),
+            idle_timeout: settings.idle_timeout,
+            last_heard: now,
+        }
+    }
+
+    /// The next thing the connection must act on; meanwhile, queued frames and pings are
+    /// written.
+    pub async fn next(&mut self) -> Event {
+        std::future::poll_fn(|cx| self.poll_event(cx)).await
+    }
+
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Event> {
+        // The flags first: a waiter is complete only once its flag is set, so it is never
+        // polled after completing.
+        if self.kill.reason().is_some() {
+            return Poll::Ready(Event::Killed);
+        }
+        if self.stop.is_cancelled() {
+            return Poll::Ready(Event::Shutdown);
+        }
+        let same_task = self.armed.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
+        if !same_task {
+            // Registers this waker with both waiters; it stays registered while they live,
+            // so later polls only read the flags.
+            self.armed = Some(cx.waker().clone());
+            let _ = self.killed.as_mut().poll(cx);
+            let _ = self.shutdown.as_mut().poll(cx);
+            if self.kill.reason().is_some() {
+                return Poll::Ready(Event::Killed);
+            }
+            if self.stop.is_cancelled() {
+                return Poll::Ready(Event::Shutdown);
+            }
+        }
+        // Polled until pending, so the next tick wakes us.
+        while self.ping.poll_tick(cx).is_ready() {
+            self.ping_due = true;
+        }
+        if self.poll_write(cx).is_err() {
+            return Poll::Ready(Event::WriteFailed);
+        }
+        match Pin::new(&mut self.ws).poll_next(cx) {
+            Poll::Ready(None) => return Poll::Ready(Event::Gone),
+            Poll::Ready(Some(Err(e))) => {
+                tracing::debug!(error = %e, "read error");
+                return Poll::Ready(match Violation::of_read_error(&e.to_string()) {
+                    Some(violation) => Event::Broke(violation),
+                    None => Event::Gone,
+                });
+            }
+            Poll::Ready(Some(Ok(msg))) => {
+                let now = Instant::now();
+                self.last_heard = now;
+                return Poll::Ready(Event::Frame(msg, now));
+            }
+            Poll::Pending => {}
+        }
+        // The idle timer is set once and moved only when it fires: a frame costs no timer
+        // update.
+        while self.idle.as_mut().poll(cx).is_ready() {
+            let deadline = self.last_heard + self.idle_timeout;
+            if deadline <= Instant::now() {
+                return Poll::Ready(Event::Idle);
+            }
+            self.idle.as_mut().reset(deadline);
+        }
+        Poll::Pending
+    }
+
+    /// Writes what is queued (a batch at most) and a due ping, and flushes. `Err`: the
+    /// socket failed.
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> Result<(), ()> {
+        let mut ws = Pin::new(&mut self.ws);
+        let mut written = 0;
+        loop {
+            match ws.as_mut().poll_ready(cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(_)) => return Err(()),
+                // Woken when the socket can take more.
+                Poll::Pending => break,
+            }
+            if self.ping_due {
+                self.ping_due = false;
+                let payload = self.pinger.next();
+                ws.as_mut()
+                    .start_send(Message::Ping(payload.to_vec().into()))
+                    .map_err(drop)?;
+                self.unflushed = true;
+                continue;
+            }
+            if written == WRITE_BATCH {
+                // More may be queued: come back after the read side had its turn.
+                cx.waker().wake_by_ref();
+                break;
+            }
+            match self.rx.poll_recv(cx) {
+                Poll::Ready(Some(text)) => {
+                    ws.as_mut().start_send(Message::Text(text)).map_err(drop)?;
+                    self.unflushed = true;
+                    written += 1;
+                }
+                // Every sender gone: nothing more will come (the connection itself holds
+                // one while it runs, so this is the end).
+                Poll::Ready(None) | Poll::Pending => break,
+            }
+        }
+        if self.unflushed {
+            match ws.as_mut().poll_flush(cx) {
+                Poll::Ready(Ok(())) => self.unflushed = false,
+                Poll::Ready(Err(_)) => return Err(()),
+                Poll::Pending => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the socket for `reason`: what was queued before (say, the error telling
+    /// why) goes first if the client reads at all, then the close frame; a second at most.
+    pub async fn close(mut self, reason: CloseReason) {
+        if reason.code == CLOSE_ECHO {
+            // The client closed: flushing sends the echo the websocket layer queued
+            // (nothing else may be sent after a close).
+            let _ = tokio::time::timeout(Duration::from_secs(1), self.ws.close()).await;
+            return;
+        }
+        let frame = Message::Close(Some(CloseFrame {
+            code: reason.code,
+            reason: Utf8Bytes::from_static(reason.reason),
+        }));
+        let ws = &mut self.ws;
+        let rx = &mut self.rx;
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            while let Ok(text) = rx.try_recv() {
+                ws.feed(Message::Text(text)).await?;
+            }
+            ws.send(frame).await
+        })
+        .await;
+    }
+}
