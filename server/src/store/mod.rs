@@ -52,6 +52,8 @@ macro_rules! on_db {
     };
 }
 
+mod error;
+pub use error::OpenError;
 mod journal;
 pub use journal::LiveGame;
 pub mod postgres;
@@ -457,7 +459,7 @@ impl Store {
                         Some(url) => match postgres::connect(&url, 2).await {
                             Ok(pool) => Db::Postgres(pool),
                             Err(e) => {
-                                let _ = ready_tx.send(Err(e));
+                                let _ = ready_tx.send(Err(e.into()));
                                 return;
                             }
                         },
