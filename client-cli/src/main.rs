@@ -4,17 +4,21 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use protocol::bot::BotLevel;
-use protocol::settings::{FullSocket, GameClock, Level, Settings, Setup};
+use protocol::settings::{Level, Settings};
 use protocol::wire::ClientMessage;
 use tamsk_client::app::{App, Find, Mode};
 use tamsk_client::config::{self, Config, DEFAULT_SERVER};
 use tamsk_client::gameref::GameRef;
 use tamsk_client::net::Net;
 use tamsk_client::session::Session;
-use tamsk_client::tc::{duration_ms, too_short_for_people, TimeControl};
+use tamsk_client::tc::{duration_ms, TimeControl};
 use tamsk_client::{games, plain, replay, tournament_cli, tui, EXIT_BAD_INPUT, EXIT_IO};
+
+// The game settings on the command line (`--level`, `--clock`, ...) and the bot.
+mod settings_args;
+use settings_args::*;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -153,84 +157,6 @@ Plain mode prints one line per event (with --json one object per line, with a
 \"type\": start, turn, event, may, error, presence, result, ...); a \"may\" line lists
 what you may do now, in notation, whenever that changes.";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum BotArg {
-    /// For a beginner: never flips the 15-second timer in the opening, takes its time.
-    Easy,
-    /// One move ahead.
-    Normal,
-    /// Searches five moves ahead.
-    Hard,
-}
-
-impl From<BotArg> for BotLevel {
-    fn from(l: BotArg) -> BotLevel {
-        match l {
-            BotArg::Easy => BotLevel::Easy,
-            BotArg::Normal => BotLevel::Normal,
-            BotArg::Hard => BotLevel::Hard,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum SetupArg {
-    Standard,
-    Placement,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum FullSocketArg {
-    Lose,
-    Reject,
-}
-
-#[derive(Args, Debug)]
-struct SettingsArgs {
-    /// Rules level: 1 no time rules, 2 hourglasses run, 3 hourglasses and the 15-second
-    /// timer.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=3))]
-    level: u8,
-    /// How the hourglasses start: on the corners, or beside the board.
-    #[arg(long, value_enum, default_value = "standard")]
-    setup: SetupArg,
-    /// The time control: classical (5-min hourglasses, 20-s timer, 3-s drop grace),
-    /// standard (3 min, 15 s, 2 s), rapid (90 s, 10 s, 2 s), blitz (45 s, 5 s, 2 s).
-    /// The flags below change single values.
-    #[arg(long, value_enum, default_value = "standard")]
-    tc: TimeControl,
-    /// For tests only: the engine's test speeds (3-s hourglasses, 0.3-s timer, 0.2-s drop
-    /// grace), too fast for a person; also allows durations under 2 s on the flags below.
-    #[arg(long)]
-    test_speeds: bool,
-    /// Replaced by `--tc blitz` (and `--test-speeds` for the old test speeds).
-    #[arg(long, hide = true)]
-    blitz: bool,
-    /// Sand in one hourglass: 180s, 3m (a unit is needed).
-    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-    hourglass: Option<u64>,
-    /// Sand in the 15-second timer (Level 3).
-    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-    neutral: Option<u64>,
-    /// How long after a release the mover may still drop (Levels 2-3).
-    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
-    drop_grace: Option<u64>,
-    /// A turn whose move is not released within this is forfeited ("none": only the
-    /// idle bound, 10 times the abort time).
-    #[arg(long, value_name = "DURATION|none", value_parser = optional_duration_ms)]
-    turn_limit: Option<MaybeMs>,
-    /// A game clock per player ("none" for no clock).
-    #[arg(long, value_name = "DURATION|none", value_parser = optional_duration_ms)]
-    clock: Option<MaybeMs>,
-    /// What moving onto a full socket does.
-    #[arg(long, value_enum)]
-    full_socket: Option<FullSocketArg>,
-    /// A casual game: no rating changes. By default a game at a named time control
-    /// (unchanged by the flags above) is rated; other settings are always casual.
-    #[arg(long)]
-    casual: bool,
-}
-
 #[derive(Subcommand, Debug)]
 enum TournamentAction {
     /// Create a Swiss tournament: prints its id.
@@ -293,69 +219,6 @@ fn ws_command(cli: &Cli, msg: ClientMessage) -> ExitCode {
         tournament_cli::answered(tournament_cli::ask(&mut asker, &msg).await, json)
     });
     ExitCode::from(code)
-}
-
-/// A duration or "none".
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct MaybeMs(Option<u64>);
-
-fn optional_duration_ms(text: &str) -> Result<MaybeMs, String> {
-    if text.eq_ignore_ascii_case("none") || text.eq_ignore_ascii_case("off") {
-        Ok(MaybeMs(None))
-    } else {
-        duration_ms(text).map(|ms| MaybeMs(Some(ms)))
-    }
-}
-
-impl SettingsArgs {
-    fn settings(&self) -> Result<Settings, String> {
-        let level = Level::try_from(self.level)?;
-        if self.blitz {
-            return Err("--blitz is now `--tc blitz` (45-s hourglasses, 5-s timer); the old 3-s test speeds are --test-speeds".into());
-        }
-        let mut s = if self.test_speeds {
-            Settings::blitz(level)
-        } else {
-            self.tc.settings(level)
-        };
-        s.setup = match self.setup {
-            SetupArg::Standard => Setup::Standard,
-            SetupArg::Placement => Setup::Placement,
-        };
-        if let Some(ms) = self.hourglass {
-            s.hourglass_ms = ms;
-        }
-        if let Some(ms) = self.neutral {
-            s.neutral_ms = ms;
-        }
-        if let Some(ms) = self.drop_grace {
-            s.drop_grace_ms = ms;
-        }
-        if let Some(MaybeMs(limit)) = self.turn_limit {
-            s.turn_limit_ms = limit;
-        }
-        if let Some(MaybeMs(clock)) = self.clock {
-            s.game_clock = clock.map(|main_ms| GameClock {
-                main_ms,
-                increment_ms: 0,
-            });
-        }
-        if let Some(f) = self.full_socket {
-            s.full_socket = match f {
-                FullSocketArg::Lose => FullSocket::Lose,
-                FullSocketArg::Reject => FullSocket::Reject,
-            };
-        }
-        s.validate().map_err(|e| e.to_string())?;
-        let short = too_short_for_people(&s);
-        if !self.test_speeds && !short.is_empty() {
-            return Err(format!(
-                "{} under 2 s cannot be met by a person (add --test-speeds for tests)",
-                short.join(", ")
-            ));
-        }
-        Ok(s)
-    }
 }
 
 /// `ws://host:port/ws` from what a person types: `host:port`, `ws://host:port`, ...
@@ -651,110 +514,5 @@ fn parse_game_ref(text: &str) -> Result<GameRef, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(optional_duration_ms("5m"), Ok(MaybeMs(Some(300_000))));
-        assert_eq!(optional_duration_ms("none"), Ok(MaybeMs(None)));
-        assert!(optional_duration_ms("5").is_err(), "a unit is needed");
-    }
-
-    fn play(args: &[&str]) -> Result<Settings, String> {
-        let cli = Cli::parse_from([&["tamsk", "play"], args].concat());
-        let Command::Play { settings, .. } = cli.command else {
-            panic!()
-        };
-        settings.settings()
-    }
-
-    #[test]
-    fn time_controls_by_name_and_test_speeds_only_on_request() {
-        let s = play(&["--tc", "blitz"]).unwrap();
-        assert_eq!((s.hourglass_ms, s.neutral_ms), (45_000, 5_000));
-        let s = play(&["--tc", "rapid", "--clock", "5m"]).unwrap();
-        assert_eq!(s.hourglass_ms, 90_000);
-        assert_eq!(s.game_clock.unwrap().main_ms, 300_000);
-        assert_eq!(play(&[]).unwrap(), Settings::level(Level::Three));
-        let e = play(&["--hourglass", "1s"]).unwrap_err();
-        assert!(e.contains("--hourglass under 2 s"), "{e}");
-        let e = play(&["--blitz"]).unwrap_err();
-        assert!(e.contains("--tc blitz"), "{e}");
-        let s = play(&["--test-speeds"]).unwrap();
-        assert_eq!(s.hourglass_ms, 3_000);
-    }
-
-    fn bot_of(args: &[&str]) -> Result<Option<Option<BotArg>>, clap::error::ErrorKind> {
-        match Cli::try_parse_from([&["tamsk", "play"], args].concat()) {
-            Ok(Cli {
-                command: Command::Play { bot, .. },
-                ..
-            }) => Ok(bot),
-            Ok(_) => panic!("not play"),
-            Err(e) => Err(e.kind()),
-        }
-    }
-
-    #[test]
-    fn bot_levels_by_name() {
-        assert_eq!(bot_of(&["--bot", "easy"]), Ok(Some(Some(BotArg::Easy))));
-        assert_eq!(
-            bot_of(&["--bot", "hard", "--level", "2"]),
-            Ok(Some(Some(BotArg::Hard)))
-        );
-        assert_eq!(bot_of(&["--bot=normal"]), Ok(Some(Some(BotArg::Normal))));
-        // Alone, the server chooses; absent, no bot.
-        assert_eq!(bot_of(&["--bot"]), Ok(Some(None)));
-        assert_eq!(bot_of(&["--bot", "--tc", "blitz"]), Ok(Some(None)));
-        assert_eq!(bot_of(&[]), Ok(None));
-        assert_eq!(
-            bot_of(&["--bot", "expert"]),
-            Err(clap::error::ErrorKind::InvalidValue)
-        );
-        assert_eq!(BotLevel::from(BotArg::Easy), BotLevel::Easy);
-    }
-
-    #[test]
-    fn server_urls() {
-        assert_eq!(normalise_server("localhost:7878"), "ws://localhost:7878/ws");
-        assert_eq!(normalise_server("ws://h:1"), "ws://h:1/ws");
-        assert_eq!(normalise_server("ws://h:1/"), "ws://h:1/ws");
-        assert_eq!(normalise_server("ws://h:1/ws"), "ws://h:1/ws");
-        assert_eq!(normalise_server("wss://h/tamsk/ws"), "wss://h/tamsk/ws");
-    }
-
-    #[test]
-    fn play_settings() {
-        let cli = Cli::parse_from([
-            "tamsk",
-            "play",
-            "--level",
-            "2",
-            "--test-speeds",
-            "--turn-limit",
-            "none",
-        ]);
-        let Command::Play { settings, bot } = cli.command else {
-            panic!()
-        };
-        assert_eq!(bot, None);
-        let s = settings.settings().unwrap();
-        assert_eq!(s.level, Level::Two);
-        assert_eq!(s.hourglass_ms, 3_000);
-        assert_eq!(s.turn_limit_ms, None);
-        let cli = Cli::parse_from(["tamsk", "--server", "x:1", "play", "--hourglass", "0s"]);
-        let Command::Play { settings, .. } = cli.command else {
-            panic!()
-        };
-        assert!(settings.settings().is_err(), "out of range");
-        assert_eq!(cli.server.as_deref(), Some("x:1"));
-        // The challenged player and one's own --name are different things.
-        let cli = Cli::parse_from(["tamsk", "challenge", "Ben", "--name", "Cid"]);
-        assert_eq!(cli.name.as_deref(), Some("Cid"));
-        let Command::Challenge { player, .. } = cli.command else {
-            panic!()
-        };
-        assert_eq!(player, "Ben");
-    }
-}
+#[path = "main_tests.rs"]
+mod tests;

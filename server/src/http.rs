@@ -50,10 +50,7 @@ async fn healthz(State(hub): State<Arc<Hub>>) -> Response {
 
 async fn metrics(State(hub): State<Arc<Hub>>) -> Response {
     (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
+        [(header::CONTENT_TYPE, crate::hub::metrics::CONTENT_TYPE)],
         crate::hub::metrics::render(&hub),
     )
         .into_response()

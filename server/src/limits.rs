@@ -15,32 +15,49 @@ use unicode_normalization::UnicodeNormalization;
 /// Longest display name, in characters.
 pub const MAX_NAME_CHARS: usize = 24;
 
+/// Why a display name is refused (the message goes to the client with `bad_name`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error("the name is empty")]
+    Empty,
+    #[error("the name has {0} characters; at most {MAX_NAME_CHARS} are allowed")]
+    TooLong(usize),
+    #[error("the name contains an unprintable character U+{:04X}", *.0 as u32)]
+    Unprintable(char),
+    #[error("the name starts with a combining mark")]
+    StartsWithMark,
+    #[error("the name starts or ends with whitespace")]
+    Whitespace,
+}
+
+/// The message, for the client's error frame.
+impl From<NameError> for String {
+    fn from(e: NameError) -> String {
+        e.to_string()
+    }
+}
+
 /// Checks a display name and gives it in NFC (so that one name has one spelling): 1 to
 /// 24 characters, printable ([`printable`]: no control, format, private-use or unassigned
 /// character, no invisible blank), not starting with a combining mark (nor made of marks
 /// only), no leading or trailing whitespace.
-pub fn validate_name(name: &str) -> Result<String, String> {
+pub fn validate_name(name: &str) -> Result<String, NameError> {
     let name: String = name.nfc().collect();
     let count = name.chars().count();
     if count == 0 {
-        return Err("the name is empty".into());
+        return Err(NameError::Empty);
     }
     if count > MAX_NAME_CHARS {
-        return Err(format!(
-            "the name has {count} characters; at most {MAX_NAME_CHARS} are allowed"
-        ));
+        return Err(NameError::TooLong(count));
     }
     if let Some(c) = name.chars().find(|&c| !printable(c)) {
-        return Err(format!(
-            "the name contains an unprintable character U+{:04X}",
-            c as u32
-        ));
+        return Err(NameError::Unprintable(c));
     }
     if name.chars().next().is_some_and(is_mark) {
-        return Err("the name starts with a combining mark".into());
+        return Err(NameError::StartsWithMark);
     }
     if name.trim() != name {
-        return Err("the name starts or ends with whitespace".into());
+        return Err(NameError::Whitespace);
     }
     Ok(name)
 }
@@ -276,25 +293,46 @@ mod tests {
             "a\u{e0041}",
         ] {
             assert!(
-                validate_name(invisible)
-                    .unwrap_err()
-                    .contains("unprintable"),
+                matches!(validate_name(invisible), Err(NameError::Unprintable(_))),
                 "{invisible:?}"
             );
         }
-        assert!(validate_name("\u{301}\u{302}\u{303}")
-            .unwrap_err()
-            .contains("combining mark"));
+        assert_eq!(
+            validate_name("\u{301}\u{302}\u{303}"),
+            Err(NameError::StartsWithMark)
+        );
         assert!(validate_name("\u{301}abc").is_err());
-        assert!(validate_name("").unwrap_err().contains("empty"));
-        assert!(validate_name(&"x".repeat(25)).unwrap_err().contains("25"));
-        assert!(validate_name("a\u{7}b").unwrap_err().contains("U+0007"));
-        assert!(validate_name("a\nb").unwrap_err().contains("U+000A"));
-        assert!(validate_name("ev\u{202E}il")
-            .unwrap_err()
-            .contains("U+202E"));
+        assert_eq!(validate_name(""), Err(NameError::Empty));
+        assert_eq!(validate_name(&"x".repeat(25)), Err(NameError::TooLong(25)));
+        assert_eq!(
+            validate_name("a\u{7}b"),
+            Err(NameError::Unprintable('\u{7}'))
+        );
         assert!(validate_name("zero\u{200B}width").is_err());
-        assert!(validate_name(" padded").unwrap_err().contains("whitespace"));
+        assert_eq!(validate_name(" padded"), Err(NameError::Whitespace));
+        // The messages the client reads, word for word as before the error type.
+        let message = |name: &str| String::from(validate_name(name).unwrap_err());
+        assert_eq!(message(""), "the name is empty");
+        assert_eq!(
+            message(&"x".repeat(25)),
+            "the name has 25 characters; at most 24 are allowed"
+        );
+        assert_eq!(
+            message("a\nb"),
+            "the name contains an unprintable character U+000A"
+        );
+        assert_eq!(
+            message("ev\u{202E}il"),
+            "the name contains an unprintable character U+202E"
+        );
+        assert_eq!(
+            message("\u{301}abc"),
+            "the name starts with a combining mark"
+        );
+        assert_eq!(
+            message(" padded"),
+            "the name starts or ends with whitespace"
+        );
         assert!(validate_name("tab\there").is_err());
     }
 

@@ -16,6 +16,11 @@ pub enum TState {
     Cancelled,
 }
 
+/// A tournament state the database holds and this server does not know.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown tournament state {0:?}")]
+pub struct UnknownState(pub String);
+
 impl TState {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -26,13 +31,13 @@ impl TState {
         }
     }
 
-    pub fn parse(s: &str) -> anyhow::Result<TState> {
+    pub fn parse(s: &str) -> Result<TState, UnknownState> {
         Ok(match s {
             "upcoming" => TState::Upcoming,
             "running" => TState::Running,
             "finished" => TState::Finished,
             "cancelled" => TState::Cancelled,
-            other => anyhow::bail!("unknown tournament state {other:?}"),
+            other => return Err(UnknownState(other.to_string())),
         })
     }
 }

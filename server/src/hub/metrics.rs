@@ -1,183 +1,207 @@
-//! `/metrics`: the Prometheus text of the server's counters and of the hub's sizes.
+//! `/metrics`: the server's counters and the hub's sizes in the Prometheus text format
+//! (version 0.0.4), encoded by `prometheus-client`.
+//!
+//! A scrape builds a registry of const metrics read from the atomics (see
+//! [`crate::metrics`] for why they are atomics and not `prometheus_client` counters) and
+//! from the hub's sizes, which are only known by asking the hub.
 
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::metrics::scalar;
+use prometheus_client::encoding::{prometheus_text, EncodeMetric, MetricEncoder};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
 
 use super::Hub;
 
-/// The Prometheus text exposition of everything.
-pub fn render(hub: &Hub) -> String {
+/// The `Content-Type` of [`render`]'s text.
+pub const CONTENT_TYPE: &str = prometheus_text::CONTENT_TYPE;
+
+/// A gauge with one sample per value of one label (`name{key="value"} n`).
+#[derive(Debug)]
+struct LabelledGauge {
+    key: &'static str,
+    samples: Vec<(&'static str, i64)>,
+}
+
+impl EncodeMetric for LabelledGauge {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        for &(value, n) in &self.samples {
+            encoder
+                .encode_family(&[(self.key, value)])?
+                .encode_gauge(&n)?;
+        }
+        Ok(())
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Gauge
+    }
+}
+
+/// The names and help texts, one place. `prometheus_client` adds `_total` to a counter's
+/// name and a full stop to every help text, so neither is written here.
+fn registry(hub: &Hub) -> Registry {
     let m = &hub.metrics;
     let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
-    let mut out = String::new();
-    scalar(
-        &mut out,
+    let mut r = Registry::default();
+    let counter = |r: &mut Registry, name: &str, help: &str, n: u64| {
+        r.register(name, help, ConstCounter::new(n));
+    };
+    let gauge = |r: &mut Registry, name: &str, help: &str, n: i64| {
+        r.register(name, help, ConstGauge::new(n));
+    };
+    let size = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    gauge(
+        &mut r,
         "tamsk_connections",
-        "gauge",
-        "Open websocket connections.",
+        "Open websocket connections",
         m.connections_open.load(Ordering::Relaxed).max(0),
     );
-    scalar(
-        &mut out,
-        "tamsk_connections_total",
-        "counter",
-        "Websocket connections accepted.",
+    counter(
+        &mut r,
+        "tamsk_connections",
+        "Websocket connections accepted",
         load(&m.connections_total),
     );
-    scalar(
-        &mut out,
+    gauge(
+        &mut r,
         "tamsk_players_cached",
-        "gauge",
-        "Players kept in memory (the idle ones are forgotten over --max-players-cached).",
-        hub.players_cached(),
+        "Players kept in memory (the idle ones are forgotten over --max-players-cached)",
+        size(hub.players_cached()),
     );
-    scalar(
-        &mut out,
+    gauge(
+        &mut r,
         "tamsk_games_live",
-        "gauge",
-        "Live games (being played, or over and still listed).",
-        hub.games.len(),
+        "Live games (being played, or over and still listed)",
+        size(hub.games.len()),
     );
-    scalar(
-        &mut out,
+    gauge(
+        &mut r,
         "tamsk_games_playing",
-        "gauge",
-        "Games being played.",
-        hub.playing_count(),
+        "Games being played",
+        size(hub.playing_count()),
     );
-    scalar(
-        &mut out,
-        "tamsk_watchers_dropped_total",
-        "counter",
-        "Watchers dropped from a game for falling behind it.",
+    counter(
+        &mut r,
+        "tamsk_watchers_dropped",
+        "Watchers dropped from a game for falling behind it",
         load(&m.watchers_dropped),
     );
-    scalar(
-        &mut out,
-        "tamsk_games_started_total",
-        "counter",
-        "Games started.",
+    counter(
+        &mut r,
+        "tamsk_games_started",
+        "Games started",
         load(&m.games_started),
     );
     let sizes = hub.lobby_sizes();
-    let _ = writeln!(
-        out,
-        "# HELP tamsk_queue_size Waiting seeks: open (quick match) and private (a code)."
+    r.register(
+        "tamsk_queue_size",
+        "Waiting seeks: open (quick match) and private (a code)",
+        LabelledGauge {
+            key: "kind",
+            samples: vec![
+                ("open", size(sizes.open_seeks)),
+                ("private", size(sizes.private_seeks)),
+            ],
+        },
     );
-    let _ = writeln!(out, "# TYPE tamsk_queue_size gauge");
-    let _ = writeln!(
-        out,
-        "tamsk_queue_size{{kind=\"open\"}} {}",
-        sizes.open_seeks
-    );
-    let _ = writeln!(
-        out,
-        "tamsk_queue_size{{kind=\"private\"}} {}",
-        sizes.private_seeks
-    );
-    scalar(
-        &mut out,
+    gauge(
+        &mut r,
         "tamsk_challenges_waiting",
-        "gauge",
-        "Challenges waiting for an answer.",
-        sizes.challenges,
+        "Challenges waiting for an answer",
+        size(sizes.challenges),
     );
-    scalar(
-        &mut out,
+    gauge(
+        &mut r,
         "tamsk_players_online",
-        "gauge",
-        "Players with at least one connection.",
-        sizes.online_players,
+        "Players with at least one connection",
+        size(sizes.online_players),
     );
-    scalar(
-        &mut out,
-        "tamsk_actions_total",
-        "counter",
-        "Actions accepted by games.",
+    counter(
+        &mut r,
+        "tamsk_actions",
+        "Actions accepted by games",
         load(&m.actions),
     );
-    scalar(
-        &mut out,
-        "tamsk_moves_total",
-        "counter",
-        "Moves made (move, release, place).",
+    counter(
+        &mut r,
+        "tamsk_moves",
+        "Moves made (move, release, place)",
         load(&m.moves),
     );
-    scalar(
-        &mut out,
-        "tamsk_actions_refused_total",
-        "counter",
-        "Actions refused by the rules.",
+    counter(
+        &mut r,
+        "tamsk_actions_refused",
+        "Actions refused by the rules",
         load(&m.actions_refused),
     );
-    scalar(
-        &mut out,
-        "tamsk_events_total",
-        "counter",
-        "Numbered game events sent out.",
+    counter(
+        &mut r,
+        "tamsk_events",
+        "Numbered game events sent out",
         load(&m.events),
     );
-    m.fanout.render(
-        &mut out,
+    r.register(
         "tamsk_event_fanout_seconds",
-        "Time to serialise a game event and queue it for every subscriber.",
+        "Time to serialise a game event and queue it for every subscriber",
+        m.fanout.snapshot(),
     );
-    m.timer_lateness.render(
-        &mut out,
+    r.register(
         "tamsk_timer_lateness_seconds",
-        "How late a game task woke for a deadline (death, expiry, grace).",
+        "How late a game task woke for a deadline (death, expiry, grace)",
+        m.timer_lateness.snapshot(),
     );
     let store = &hub.store.stats;
-    scalar(
-        &mut out,
+    gauge(
+        &mut r,
         "tamsk_store_queue",
-        "gauge",
-        "Writes waiting for the database writer.",
-        hub.store.queued(),
+        "Writes waiting for the database writer",
+        size(hub.store.queued()),
     );
-    scalar(
-        &mut out,
-        "tamsk_store_writes_total",
-        "counter",
-        "Writes done by the database writer.",
+    counter(
+        &mut r,
+        "tamsk_store_writes",
+        "Writes done by the database writer",
         load(&store.writes),
     );
-    scalar(
-        &mut out,
-        "tamsk_store_write_errors_total",
-        "counter",
-        "Writes that failed.",
+    counter(
+        &mut r,
+        "tamsk_store_write_errors",
+        "Writes that failed",
         load(&store.write_errors),
     );
-    scalar(
-        &mut out,
-        "tamsk_store_queue_full_total",
-        "counter",
-        "Times the writer's queue was full (a task waited for room instead).",
+    counter(
+        &mut r,
+        "tamsk_store_queue_full",
+        "Times the writer's queue was full (a task waited for room instead)",
         load(&store.queue_full),
     );
-    scalar(
-        &mut out,
-        "tamsk_games_stored_total",
-        "counter",
-        "Finished and aborted games stored.",
+    counter(
+        &mut r,
+        "tamsk_games_stored",
+        "Finished and aborted games stored",
         load(&store.games_stored),
     );
-    scalar(
-        &mut out,
-        "tamsk_bot_actions_total",
-        "counter",
-        "Actions sent by in-process bot seats.",
+    counter(
+        &mut r,
+        "tamsk_bot_actions",
+        "Actions sent by in-process bot seats",
         load(&hub.bot_stats.actions),
     );
-    scalar(
-        &mut out,
-        "tamsk_bot_refused_total",
-        "counter",
-        "Actions of in-process bot seats that were refused.",
+    counter(
+        &mut r,
+        "tamsk_bot_refused",
+        "Actions of in-process bot seats that were refused",
         load(&hub.bot_stats.refused),
     );
+    r
+}
+
+/// The Prometheus text exposition of everything.
+pub fn render(hub: &Hub) -> String {
+    let mut out = String::new();
+    prometheus_text::encode(&mut out, &registry(hub)).expect("writing to a String cannot fail");
     out
 }

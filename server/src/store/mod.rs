@@ -52,8 +52,13 @@ macro_rules! on_db {
     };
 }
 
+mod error;
+pub use error::OpenError;
 mod journal;
+// The writer thread's task and the overflow in front of its queue.
+mod writer;
 pub use journal::LiveGame;
+use writer::{writer, Overflow};
 pub mod postgres;
 mod ratings;
 pub mod sqlite;
@@ -120,11 +125,6 @@ impl Location {
 /// burst of game starts and moves (thousands a second under load) fits in it instead of
 /// overflowing into a waiting task per write.
 pub const WRITE_QUEUE: usize = 65_536;
-/// Most writes in one transaction.
-const BATCH: usize = 1024;
-/// How long writes nobody waits for may wait for others to share their transaction.
-const GATHER: Duration = Duration::from_millis(20);
-
 /// A game id as the newer tables keep it (TEXT): the one conversion, both ways.
 pub fn game_id_text(id: &GameId) -> String {
     id.to_string()
@@ -321,59 +321,6 @@ pub struct Store {
     overflow: Arc<Overflow>,
 }
 
-/// Writes that found the queue full, in order, for one forwarding task to hand on as room
-/// comes: nobody who submits ever waits, and nothing overtakes what was submitted before.
-#[derive(Default)]
-struct Overflow {
-    writes: Arc<Mutex<VecDeque<Write>>>,
-    more: Arc<Notify>,
-}
-
-impl Drop for Overflow {
-    /// The last handle of the store went: the forwarding task ends.
-    fn drop(&mut self) {
-        self.more.notify_one();
-    }
-}
-
-impl Overflow {
-    fn len(&self) -> usize {
-        self.writes.lock().expect("overflow lock").len()
-    }
-
-    /// Hands the overflow on to the writer's queue, in order, as room comes; ends with the
-    /// store.
-    fn start_forwarding(&self, tx: &mpsc::Sender<Write>) {
-        let writes = Arc::downgrade(&self.writes);
-        let more = self.more.clone();
-        let tx = tx.downgrade();
-        tokio::spawn(async move {
-            loop {
-                more.notified().await;
-                loop {
-                    let Some(tx) = tx.upgrade() else { return };
-                    let Ok(permit) = tx.reserve().await else {
-                        return;
-                    };
-                    let Some(writes) = writes.upgrade() else {
-                        return;
-                    };
-                    // Taken under the lock with the room in hand: a write submitted
-                    // meanwhile queues behind it.
-                    let mut writes = writes.lock().expect("overflow lock");
-                    match writes.pop_front() {
-                        Some(w) => permit.send(w),
-                        None => break,
-                    }
-                }
-                if writes.strong_count() == 0 {
-                    return;
-                }
-            }
-        });
-    }
-}
-
 impl Store {
     /// Opens (creating it on first run) the SQLite database file at `path`, or a private
     /// in-memory database when `path` is `None`; runs the migrations, stores the games a
@@ -457,7 +404,7 @@ impl Store {
                         Some(url) => match postgres::connect(&url, 2).await {
                             Ok(pool) => Db::Postgres(pool),
                             Err(e) => {
-                                let _ = ready_tx.send(Err(e));
+                                let _ = ready_tx.send(Err(e.into()));
                                 return;
                             }
                         },
@@ -637,73 +584,6 @@ impl Store {
 /// An SQLite file, or memory.
 fn sqlite_location(path: Option<&Path>) -> Location {
     path.map_or(Location::Memory, |p| Location::Sqlite(p.to_path_buf()))
-}
-
-/// The writer task: batches what is queued into one transaction, then acknowledges.
-async fn writer(db: Db, mut rx: mpsc::Receiver<Write>, stats: Arc<StoreStats>) {
-    let mut batch = Vec::with_capacity(BATCH);
-    while rx.recv_many(&mut batch, BATCH).await > 0 {
-        // Writes nobody waits for (journal rows, game starts) wait a little for company:
-        // a transaction per write cost the store a third of the server's CPU with 6,000
-        // live games; what someone waits for (a game's end, a new player) goes at once.
-        let gather_until = tokio::time::Instant::now() + GATHER;
-        let mut awaited = batch.iter().any(Write::awaited);
-        while batch.len() < BATCH && !awaited {
-            let (before, room) = (batch.len(), BATCH - batch.len());
-            let more = rx.recv_many(&mut batch, room);
-            match tokio::time::timeout_at(gather_until, more).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => awaited = batch[before..].iter().any(Write::awaited),
-            }
-        }
-        let n = batch.len() as u64;
-        let ok = match write_batch(&db, &batch).await {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::error!(error = %e, "store batch failed: writing one by one");
-                false
-            }
-        };
-        for w in batch.drain(..) {
-            if ok {
-                answer(w, true, &stats);
-                continue;
-            }
-            let res = write_batch(&db, std::slice::from_ref(&w)).await;
-            if let Err(e) = &res {
-                stats.write_errors.fetch_add(1, Ordering::Relaxed);
-                tracing::error!(error = %e, "store write failed");
-            }
-            answer(w, res.is_ok(), &stats);
-        }
-        stats.writes.fetch_add(n, Ordering::Relaxed);
-    }
-    db.close().await;
-}
-
-fn answer(w: Write, ok: bool, stats: &StoreStats) {
-    match w {
-        Write::Player(_, Some(ack)) => {
-            let _ = ack.send(ok);
-        }
-        Write::GameEnded(_, ack) => {
-            if ok {
-                stats.games_stored.fetch_add(1, Ordering::Relaxed);
-            }
-            if let Some(ack) = ack {
-                let _ = ack.send(ok);
-            }
-        }
-        Write::Flush(ack) => {
-            let _ = ack.send(());
-        }
-        _ => {}
-    }
-}
-
-async fn write_batch(db: &Db, batch: &[Write]) -> anyhow::Result<()> {
-    on_db!(Some(db), Ok(()), |sql, pool| sql::write_batch(pool, batch)
-        .await)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use super::OpenError;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 /// The database the shared SQL is compiled for here.
@@ -21,26 +22,26 @@ pub fn is_url(target: &str) -> bool {
 }
 
 /// A pool of at most `connections` to the database at `url`.
-pub async fn connect(url: &str, connections: u32) -> anyhow::Result<PgPool> {
+pub async fn connect(url: &str, connections: u32) -> Result<PgPool, OpenError> {
     let options = PgConnectOptions::from_str(url)
-        .map_err(|e| anyhow::anyhow!("bad PostgreSQL URL: {e}"))?
+        .map_err(OpenError::BadUrl)?
         .application_name("tamsk-server");
     PgPoolOptions::new()
         .max_connections(connections)
         .acquire_timeout(Duration::from_secs(10))
         .connect_with(options)
         .await
-        .map_err(|e| anyhow::anyhow!("cannot connect to PostgreSQL at {}: {e}", redact(url)))
+        .map_err(|source| OpenError::Connect {
+            redacted_url: redact(url),
+            source,
+        })
 }
 
 /// Connects to the database at `url` and runs the migrations (under PostgreSQL's
 /// advisory lock: nodes starting together migrate once).
-pub async fn open(url: &str) -> anyhow::Result<PgPool> {
+pub async fn open(url: &str) -> Result<PgPool, OpenError> {
     let pool = connect(url, 8).await?;
-    sqlx::migrate!("./migrations_pg")
-        .run(&pool)
-        .await
-        .map_err(|e| anyhow::anyhow!("database migration failed: {e}"))?;
+    sqlx::migrate!("./migrations_pg").run(&pool).await?;
     Ok(pool)
 }
 

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
+use super::OpenError;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -19,7 +20,7 @@ pub(crate) mod sql;
 
 /// Opens (creating it on first run) the database file at `path`, or a private in-memory
 /// database when `path` is `None`, and runs the migrations.
-pub async fn open(path: Option<&Path>) -> anyhow::Result<SqlitePool> {
+pub async fn open(path: Option<&Path>) -> Result<SqlitePool, OpenError> {
     let pool = match path {
         Some(path) => {
             let options = SqliteConnectOptions::new()
@@ -34,7 +35,10 @@ pub async fn open(path: Option<&Path>) -> anyhow::Result<SqlitePool> {
                 .max_connections(4)
                 .connect_with(options)
                 .await
-                .map_err(|e| anyhow::anyhow!("cannot open database {}: {e}", path.display()))?
+                .map_err(|source| OpenError::File {
+                    path: path.to_path_buf(),
+                    source,
+                })?
         }
         None => {
             // One connection: every connection to ":memory:" is a database of its own.
@@ -48,9 +52,6 @@ pub async fn open(path: Option<&Path>) -> anyhow::Result<SqlitePool> {
                 .await?
         }
     };
-    sqlx::migrate!("./migrations")
-        .run(&pool)
-        .await
-        .map_err(|e| anyhow::anyhow!("database migration failed: {e}"))?;
+    sqlx::migrate!("./migrations").run(&pool).await?;
     Ok(pool)
 }
