@@ -21,6 +21,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 pub mod browser;
+pub mod cluster;
 pub mod pages;
 pub mod proxy;
 pub mod services;
@@ -176,7 +177,12 @@ impl Client {
 
     /// Connects and says hello with a token; returns the games listed in the welcome.
     pub async fn returning(server: &TestServer, token: &str) -> (Client, Vec<GameId>) {
-        let mut c = Client::connect(server).await;
+        Client::returning_at(server.addr, token).await
+    }
+
+    /// Connects to `addr` and says hello with a token; returns the games listed.
+    pub async fn returning_at(addr: SocketAddr, token: &str) -> (Client, Vec<GameId>) {
+        let mut c = Client::connect_to(addr).await;
         c.send(&ClientMessage::Hello {
             version: PROTOCOL_VERSION,
             name: None,
@@ -536,6 +542,21 @@ impl Follower {
         }
     }
 
+    /// Reads events until the one of `player`'s `action` (its `play` entry). The next
+    /// event after an action need not be its own: another still unread (the opponent's
+    /// presence after he rejoined, say) may come first, and a player who took that for
+    /// his move and acted again was refused `not_your_turn` (the refusal once seen after
+    /// a takeover, docs/OPERATIONS.md).
+    pub async fn until_own(&mut self, player: Player, action: Action) -> GameEvent {
+        let mine = |c: &Change| {
+            matches!(c, Change::Play { entry, .. }
+                if matches!(entry.kind, protocol::record::EntryKind::Act { player: p, action: a, .. }
+                    if p == player && a == action))
+        };
+        self.until_change("the event of one's own action", mine)
+            .await
+    }
+
     /// Reads events until the replica has caught up with `other`'s seq.
     pub async fn catch_up_to(&mut self, seq: Seq) {
         while self.seq < seq {
@@ -627,7 +648,7 @@ pub async fn play_random(red: &mut Follower, black: &mut Follower, seed: u64, n:
             return made;
         };
         mover.act(action).await;
-        mover.next_event().await;
+        mover.until_own(turn, action).await;
         other.catch_up_to(mover.seq).await;
     }
     n
