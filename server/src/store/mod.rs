@@ -165,6 +165,11 @@ pub struct GameStart {
     /// Rated (its result moves the players' ratings): kept for a game resumed after a
     /// restart.
     pub rated: bool,
+    /// The fencing token of the node running the game: the game row's `owner_epoch` when
+    /// this run took it up (0 for a new game; each takeover in a cluster adds one, see
+    /// [`Store::fence_game`]). Every journal write and the end carry it, and the database
+    /// refuses them once the row's epoch is another (a newer owner's).
+    pub owner_epoch: u64,
 }
 
 /// A game that is over (finished or aborted), with its whole record.
@@ -283,6 +288,8 @@ pub enum Write {
     /// Entry number `idx` (0-based) of a live game.
     Entry {
         game: GameId,
+        /// The writer's fencing token ([`GameStart::owner_epoch`]).
+        epoch: u64,
         idx: u64,
         entry: Entry,
     },
@@ -319,6 +326,31 @@ pub struct Store {
     pub(crate) db: Option<Db>,
     pub stats: Arc<StoreStats>,
     overflow: Arc<Overflow>,
+    /// Games whose writes the database refused as a stale owner's.
+    fenced: Arc<Fenced>,
+}
+
+/// Games whose journal rows or end the database refused because another node took them
+/// over (their row's `owner_epoch` is no longer the writer's), until the cluster layer
+/// takes them ([`Store::take_fenced`]) to stop running them.
+#[derive(Default)]
+pub(crate) struct Fenced(Mutex<std::collections::HashSet<GameId>>);
+
+/// Most games kept as fenced: more is only possible if nobody takes them (a single node
+/// never has any), and then forgetting some loses nothing (the game task also checks its
+/// lease).
+const FENCED_MAX: usize = 4096;
+
+impl Fenced {
+    pub(crate) fn add(&self, games: impl IntoIterator<Item = GameId>) {
+        let mut set = self.0.lock().expect("fenced lock");
+        for game in games {
+            tracing::warn!(game = %game, "a write refused: another node owns the game now");
+            if set.len() < FENCED_MAX {
+                set.insert(game);
+            }
+        }
+    }
 }
 
 /// Writes that found the queue full, in order, for one forwarding task to hand on as room
@@ -434,6 +466,8 @@ impl Store {
         // of their own and are shared; PostgreSQL's are sockets of a runtime, so the
         // writer opens its own on its runtime.
         let (writer_db, writer_stats) = (db.clone(), stats.clone());
+        let fenced = Arc::new(Fenced::default());
+        let writer_fenced = fenced.clone();
         let writer_url = match location {
             Location::Postgres(url) => Some(url.clone()),
             _ => None,
@@ -464,7 +498,7 @@ impl Store {
                         None => writer_db,
                     };
                     let _ = ready_tx.send(Ok(()));
-                    writer(db, rx, writer_stats).await
+                    writer(db, rx, writer_stats, writer_fenced).await
                 })
             })?;
         ready_rx
@@ -477,6 +511,7 @@ impl Store {
             db: Some(db),
             stats,
             overflow,
+            fenced,
         };
         Ok((store, live))
     }
@@ -488,6 +523,36 @@ impl Store {
             Some(db) => journal::load(db).await,
             None => Ok(Vec::new()),
         }
+    }
+
+    /// The live game `id` as stored, rebuilt from its journal (after [`Store::fence_game`]:
+    /// every entry its former owner could still write is in).
+    pub async fn live_game(&self, id: GameId) -> anyhow::Result<Option<LiveGame>> {
+        match &self.db {
+            Some(db) => journal::load_one(db, id).await,
+            None => Ok(None),
+        }
+    }
+
+    /// Takes the still live game `id` over from whoever ran it: adds one to its row's
+    /// `owner_epoch`, so that from now on the database refuses the journal rows and the
+    /// end of any former owner still running it. `None`: the game is no longer live.
+    pub async fn fence_game(&self, id: GameId) -> anyhow::Result<Option<u64>> {
+        on_db!(&self.db, Ok(None), |sql, pool| sql::journal::fence(
+            pool, id
+        )
+        .await)
+    }
+
+    /// Whether a write of `id` was refused as a stale owner's (and not yet taken).
+    pub fn was_fenced(&self, id: GameId) -> bool {
+        self.fenced.0.lock().expect("fenced lock").contains(&id)
+    }
+
+    /// The games whose writes were refused as a stale owner's since the last call.
+    pub fn take_fenced(&self) -> Vec<GameId> {
+        let mut set = self.fenced.0.lock().expect("fenced lock");
+        set.drain().collect()
     }
 
     /// Stores a cut-off game that will not be resumed as aborted (reason `crash`).
@@ -522,6 +587,7 @@ impl Store {
             db: None,
             stats: Arc::default(),
             overflow,
+            fenced: Arc::default(),
         }
     }
 
@@ -640,7 +706,12 @@ fn sqlite_location(path: Option<&Path>) -> Location {
 }
 
 /// The writer task: batches what is queued into one transaction, then acknowledges.
-async fn writer(db: Db, mut rx: mpsc::Receiver<Write>, stats: Arc<StoreStats>) {
+async fn writer(
+    db: Db,
+    mut rx: mpsc::Receiver<Write>,
+    stats: Arc<StoreStats>,
+    fenced: Arc<Fenced>,
+) {
     let mut batch = Vec::with_capacity(BATCH);
     while rx.recv_many(&mut batch, BATCH).await > 0 {
         // Writes nobody waits for (journal rows, game starts) wait a little for company:
@@ -658,23 +729,36 @@ async fn writer(db: Db, mut rx: mpsc::Receiver<Write>, stats: Arc<StoreStats>) {
         }
         let n = batch.len() as u64;
         let ok = match write_batch(&db, &batch).await {
-            Ok(()) => true,
+            Ok(refused) => {
+                fenced.add(refused.iter().copied());
+                Some(refused)
+            }
             Err(e) => {
                 tracing::error!(error = %e, "store batch failed: writing one by one");
-                false
+                None
             }
         };
         for w in batch.drain(..) {
-            if ok {
-                answer(w, true, &stats);
+            if let Some(refused) = &ok {
+                let kept =
+                    !matches!(&w, Write::GameEnded(end, _) if refused.contains(&end.start.id));
+                answer(w, kept, &stats);
                 continue;
             }
             let res = write_batch(&db, std::slice::from_ref(&w)).await;
-            if let Err(e) = &res {
-                stats.write_errors.fetch_add(1, Ordering::Relaxed);
-                tracing::error!(error = %e, "store write failed");
-            }
-            answer(w, res.is_ok(), &stats);
+            let kept = match res {
+                Ok(refused) => {
+                    let kept = refused.is_empty();
+                    fenced.add(refused);
+                    kept
+                }
+                Err(e) => {
+                    stats.write_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(error = %e, "store write failed");
+                    false
+                }
+            };
+            answer(w, kept, &stats);
         }
         stats.writes.fetch_add(n, Ordering::Relaxed);
     }
@@ -701,9 +785,13 @@ fn answer(w: Write, ok: bool, stats: &StoreStats) {
     }
 }
 
-async fn write_batch(db: &Db, batch: &[Write]) -> anyhow::Result<()> {
-    on_db!(Some(db), Ok(()), |sql, pool| sql::write_batch(pool, batch)
-        .await)
+/// Writes a batch in one transaction; answers the games whose writes were refused as a
+/// stale owner's.
+async fn write_batch(db: &Db, batch: &[Write]) -> anyhow::Result<Vec<GameId>> {
+    on_db!(Some(db), Ok(Vec::new()), |sql, pool| sql::write_batch(
+        pool, batch
+    )
+    .await)
 }
 
 #[cfg(test)]
