@@ -22,6 +22,9 @@ use std::sync::Mutex;
 
 use protocol::wire::GameId;
 
+use async_nats::jetstream::kv;
+use tokio::time::Instant;
+
 use super::Cluster;
 use crate::store::LiveGame;
 
@@ -50,6 +53,60 @@ pub(super) fn paused(node: &str) -> bool {
 }
 
 impl Cluster {
+    /// Refreshes the leases that are due; lets go of the games that are gone.
+    pub(super) async fn refresh(&self) {
+        let due: Vec<(GameId, u64, bool)> = self
+            .owned
+            .iter()
+            .filter_map(|o| {
+                let gone = !self.rooms.games.contains_key(o.key());
+                let due = o.refreshed + self.lease / 3 <= Instant::now();
+                (gone || due).then_some((*o.key(), o.revision, gone))
+            })
+            .collect();
+        for (id, revision, gone) in due {
+            if gone {
+                if let Some((_, o)) = self.owned.remove(&id) {
+                    o.server.abort();
+                    // Only a key this node still holds goes: a game suspended because
+                    // its lease ran out may have a new owner's key by now.
+                    if o.tenure.holds() {
+                        let _ = self.kv.purge(id.to_string()).await;
+                    }
+                }
+                continue;
+            }
+            let asked = Instant::now();
+            match self
+                .kv
+                .update(id.to_string(), self.node.clone().into(), revision)
+                .await
+            {
+                Ok(revision) => {
+                    if let Some(mut o) = self.owned.get_mut(&id) {
+                        o.revision = revision;
+                        o.refreshed = Instant::now();
+                        o.tenure
+                            .extend(asked + crate::tenure::proven_part(self.lease));
+                    }
+                }
+                // No answer in time (NATS slow or away): nothing is proven either way;
+                // the game stops when its proven lease runs out, unless a later refresh
+                // gets through first.
+                Err(e) if e.kind() == kv::UpdateErrorKind::TimedOut => {
+                    tracing::warn!(game = %id, error = %e, "a lease refresh timed out");
+                }
+                Err(e) => {
+                    // Refused: the lease ran out (this node stalled longer than the
+                    // lease) and another node may have taken the game: the game task
+                    // stops here (see `fence`).
+                    tracing::error!(game = %id, error = %e, "lost the lease of a game");
+                    self.lose(id);
+                }
+            }
+        }
+    }
+
     /// This node no longer holds `id`: its commands are no longer served here and its
     /// game task suspends the game.
     pub(super) fn lose(&self, id: GameId) {
