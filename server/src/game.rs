@@ -209,7 +209,9 @@ impl GameTask {
                 wake
             };
             stalled = false;
-            let tenure_due = tenure.deadline();
+            // Only while playing: a game over (lingering) has nothing left to fence, and a
+            // deadline already past would wake the loop again at once.
+            let tenure_due = tenure.deadline().filter(|_| self.room.game().is_playing());
             let tenure_ends = tenure_due.is_some();
             tokio::select! {
                 biased;
