@@ -54,7 +54,8 @@ struct GameTask {
     /// Until the store says the ended game is on disk: nothing goes out (frames wait in
     /// `held`) and commands wait in `deferred`, so that no one learns of the end of a game
     /// that a crash could still lose.
-    durable: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// Its output: the database refused the end as a stale owner's.
+    durable: Option<Pin<Box<dyn Future<Output = bool> + Send>>>,
     held: Vec<Utf8Bytes>,
     deferred: VecDeque<GameCmd>,
     /// Shutting down: stop once the end is stored and announced.
@@ -78,6 +79,8 @@ struct GameTask {
     tournament: Option<crate::events::TournamentGame>,
     /// The game-over event, published once the end is stored and announced.
     over: Option<crate::events::GameOver>,
+    /// While this node may run the game (see `tenure`).
+    tenure: Arc<crate::tenure::Tenure>,
 }
 
 /// How a game is played beyond its settings.
@@ -137,12 +140,25 @@ impl GameTask {
         // a little instead of spinning.
         let mut stalled = false;
         let mut commands_open = true;
+        let tenure = self.tenure.clone();
         loop {
+            // Nothing is done, nothing announced, unless this node can prove it still
+            // holds the game (a cluster's lease: see `tenure`).
+            if self.room.game().is_playing() && !tenure.holds() {
+                self.suspend_lost();
+                break;
+            }
             // The end is being stored: hold everything back until it is on disk.
             if let Some(durable) = self.durable.as_mut() {
                 tokio::select! {
                     biased;
-                    _ = durable => {
+                    refused = durable => {
+                        if refused {
+                            // Refused as a stale owner's: another node runs the game.
+                            self.durable = None;
+                            self.suspend_lost();
+                            break;
+                        }
                         self.release();
                         // The one place a game's end is published (ratings, tournaments):
                         // once it is stored and its players were told.
@@ -193,6 +209,10 @@ impl GameTask {
                 wake
             };
             stalled = false;
+            // Only while playing: a game over (lingering) has nothing left to fence, and a
+            // deadline already past would wake the loop again at once.
+            let tenure_due = tenure.deadline().filter(|_| self.room.game().is_playing());
+            let tenure_ends = tenure_due.is_some();
             tokio::select! {
                 biased;
                 _ = &mut shutdown, if !self.stopping => {
@@ -217,6 +237,10 @@ impl GameTask {
                 _ = sleep_until(self.watchers_due.unwrap_or_else(Instant::now)), if self.watchers_due.is_some() => {
                     self.send_watchers();
                 }
+                // In a cluster: wake when the proven hold runs out or is lost, to tell the
+                // clients at once (the loop's top checks it).
+                _ = tenure.lost(), if tenure_ends => {}
+                _ = sleep_until(tenure_due.unwrap_or_else(Instant::now)), if tenure_due.is_some() => {}
             }
         }
         self.rooms.games.remove(&self.id);
@@ -251,6 +275,22 @@ impl GameTask {
             self.deferred.push_back(cmd);
         }
         None
+    }
+
+    /// This node no longer holds the game (another node took it over): it stops here
+    /// without storing or announcing anything more, and its clients are told to join it
+    /// again, which reaches the new owner.
+    fn suspend_lost(&mut self) {
+        tracing::warn!(game = %self.id, "no longer held here (another node runs it): suspended");
+        self.held.clear();
+        for sub in self.subs.drain(..) {
+            sub.peer.seated.remove(self.id);
+            sub.peer.send_msg(&error(
+                "game_moved",
+                "another server now runs this game: join (or watch) it again",
+                self.id,
+            ));
+        }
     }
 
     /// The end is on disk (or the store did not answer in time): announce it.
@@ -308,14 +348,21 @@ impl GameTask {
             .submit(Write::GameEnded(Box::new(end), Some(ack)));
         let timeout = self.rooms.config.store_ack_timeout;
         let id = self.id;
+        let (store, tenure) = (self.rooms.store.clone(), self.tenure.clone());
         self.durable = Some(Box::pin(async move {
             match tokio::time::timeout(timeout, stored).await {
                 Ok(Ok(true)) => tracing::debug!(game = %id, "game stored"),
+                Ok(Ok(false)) if store.was_fenced(id) => {
+                    tracing::warn!(game = %id, "the end was refused: another node owns the game");
+                    tenure.lose();
+                    return true;
+                }
                 Ok(_) => tracing::error!(game = %id, "the store failed to keep a game"),
                 Err(_) => {
                     tracing::error!(game = %id, "the store is late: announcing the end anyway")
                 }
             }
+            false
         }));
         self.over = Some(over);
     }
@@ -465,6 +512,7 @@ impl GameTask {
                     played = true;
                     self.rooms.store.submit(Write::Entry {
                         game: self.id,
+                        epoch: self.start_info.owner_epoch,
                         idx,
                         entry,
                     });

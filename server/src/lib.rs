@@ -37,6 +37,7 @@ pub mod room;
 pub mod rooms;
 pub mod store;
 pub mod swiss;
+pub mod tenure;
 pub mod tournament_model;
 pub mod web;
 

@@ -66,6 +66,9 @@ pub struct GameHandle {
     /// The code of a private game (and of its rematches): not listed; its players follow
     /// it, and a watcher only with this code (`watch_code`).
     pub code: Option<String>,
+    /// How long this node may still run the game (for ever on a single node; in a
+    /// cluster, while its lease is proven: see `tenure`).
+    pub tenure: Arc<crate::tenure::Tenure>,
 }
 
 /// Counts a game as being played while held.

@@ -198,6 +198,21 @@ impl Follower {
         }
     }
 
+    /// Reads events until the one of `player`'s `action` (its `play` entry). The next
+    /// event after an action need not be its own: another still unread (the opponent's
+    /// presence after he rejoined, say) may come first, and a player who took that for
+    /// his move and acted again was refused `not_your_turn` (the refusal once seen after
+    /// a takeover, docs/OPERATIONS.md).
+    pub async fn until_own(&mut self, player: Player, action: Action) -> GameEvent {
+        let mine = |c: &Change| {
+            matches!(c, Change::Play { entry, .. }
+                if matches!(entry.kind, protocol::record::EntryKind::Act { player: p, action: a, .. }
+                    if p == player && a == action))
+        };
+        self.until_change("the event of one's own action", mine)
+            .await
+    }
+
     /// Reads events until the replica has caught up with `other`'s seq.
     pub async fn catch_up_to(&mut self, seq: Seq) {
         while self.seq < seq {

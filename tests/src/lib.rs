@@ -21,6 +21,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 pub mod browser;
+pub mod cluster;
 pub mod pages;
 pub mod proxy;
 pub mod services;
@@ -183,7 +184,12 @@ impl Client {
 
     /// Connects and says hello with a token; returns the games listed in the welcome.
     pub async fn returning(server: &TestServer, token: &str) -> (Client, Vec<GameId>) {
-        let mut c = Client::connect(server).await;
+        Client::returning_at(server.addr, token).await
+    }
+
+    /// Connects to `addr` and says hello with a token; returns the games listed.
+    pub async fn returning_at(addr: SocketAddr, token: &str) -> (Client, Vec<GameId>) {
+        let mut c = Client::connect_to(addr).await;
         c.send(&ClientMessage::Hello {
             version: PROTOCOL_VERSION,
             name: None,
@@ -431,7 +437,7 @@ pub async fn play_random(red: &mut Follower, black: &mut Follower, seed: u64, n:
             return made;
         };
         mover.act(action).await;
-        mover.next_event().await;
+        mover.until_own(turn, action).await;
         other.catch_up_to(mover.seq).await;
     }
     n

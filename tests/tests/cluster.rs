@@ -2,95 +2,14 @@
 //! JetStream and a throwaway PostgreSQL started by the test, nodes started in-process
 //! with `server::run_with`, each with its own `--nats`, node id and the same database.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use protocol::game::{Action, Event};
 use protocol::settings::{Level, Settings};
-use protocol::wire::{ClientMessage, GameId, ServerMessage};
+use protocol::wire::{ClientMessage, ServerMessage};
 use server::Config;
-use tamsk_tests::services::{Nats, TestDb};
+use tamsk_tests::cluster::*;
 use tamsk_tests::*;
-
-/// Lease of the test nodes: a dead node's games are taken within about this.
-const LEASE: Duration = Duration::from_millis(1500);
-
-/// NATS and PostgreSQL, or `None` when their binaries are missing (skipped loudly).
-async fn services() -> Option<(Nats, TestDb)> {
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-        .with_test_writer()
-        .try_init();
-    let nats = Nats::start()?;
-    let db = TestDb::postgres().await?;
-    Some((nats, db))
-}
-
-fn node_config(db: &TestDb, nats: &Nats, node: &str) -> Config {
-    Config {
-        nats_url: Some(nats.url()),
-        node_id: Some(node.into()),
-        lease: LEASE,
-        ..db.config()
-    }
-}
-
-/// The owners' bucket, as an operator's tool would read it.
-async fn owners(nats: &Nats) -> async_nats::jetstream::kv::Store {
-    let client = async_nats::connect(nats.url())
-        .await
-        .expect("connect to NATS");
-    let js = async_nats::jetstream::new(client);
-    within("the owners' bucket", async {
-        loop {
-            if let Ok(kv) = js.get_key_value(server::cluster::BUCKET).await {
-                return kv;
-            }
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-}
-
-/// Waits (through a watch of its key) until `node` owns `game`.
-async fn owned_by(kv: &async_nats::jetstream::kv::Store, game: GameId, node: &str) {
-    let mut watch = kv
-        .watch_with_history(game.to_string())
-        .await
-        .expect("watch");
-    within(&format!("{node} owning the game"), async {
-        while let Some(entry) = watch.next().await {
-            let entry = entry.expect("watch entry");
-            if entry.operation == async_nats::jetstream::kv::Operation::Put
-                && entry.value.as_ref() == node.as_bytes()
-            {
-                return;
-            }
-        }
-        panic!("the watch ended");
-    })
-    .await
-}
-
-/// A player comes back on another node and resumes from the seq he had.
-async fn resume_on(f: &mut Follower, server: &TestServer, token: &str) {
-    let (mut c, _) = Client::returning(server, token).await;
-    c.send(&ClientMessage::Join {
-        game: f.game,
-        after_seq: Some(f.seq),
-    })
-    .await;
-    match within("resumed", c.recv()).await {
-        ServerMessage::Resumed {
-            game, after_seq, ..
-        } => {
-            assert_eq!((game, after_seq), (f.game, f.seq));
-        }
-        other => panic!("expected resumed, got {other:?}"),
-    }
-    f.client = c;
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_players_on_two_nodes_play_a_whole_game_watched_from_a_third() {
@@ -121,7 +40,7 @@ async fn two_players_on_two_nodes_play_a_whole_game_watched_from_a_third() {
     let token = black.client.token.clone();
     let old = std::mem::replace(&mut black.client, Client::connect(&a).await);
     old.close().await;
-    resume_on(&mut black, &b, &token).await;
+    resume_on(&mut black, b.addr, &token).await;
     // A watcher on node c.
     let mut watcher = Client::new_player(&c, "Watcher").await;
     watcher
@@ -211,59 +130,11 @@ async fn play_timed(
         };
         let sent = Instant::now();
         mover.act(action).await;
-        within("the move", mover.next_event()).await;
+        within("the move", mover.until_own(turn, action)).await;
         within("the move, opposite", other.catch_up_to(mover.seq)).await;
         took.push(sent.elapsed());
     }
     took
-}
-
-/// A node that can be killed like kill -9: its own runtime on its own thread, dropped
-/// without any shutdown.
-struct Node {
-    addr: SocketAddr,
-    kill: Option<std::sync::mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Node {
-    fn start(config: Config) -> Node {
-        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-        let (kill, killed) = std::sync::mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .expect("a runtime");
-            let listener = rt
-                .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-                .expect("bind");
-            addr_tx.send(listener.local_addr().unwrap()).unwrap();
-            rt.spawn(server::run_with(listener, config, std::future::pending()));
-            let _ = killed.recv();
-            // Every task stops where it is: no drain, no suspension, no goodbye.
-            rt.shutdown_background();
-        });
-        Node {
-            addr: addr_rx.recv().expect("the node's address"),
-            kill: Some(kill),
-            thread: Some(thread),
-        }
-    }
-
-    fn kill(&mut self) {
-        drop(self.kill.take());
-        if let Some(t) = self.thread.take() {
-            t.join().expect("the node's thread");
-        }
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -46,6 +46,11 @@ use crate::codec::Reply;
 use crate::peer::{Peer, PlayerRec};
 use crate::rooms::{GameCmd, Rooms};
 
+mod fence;
+mod nodes;
+pub use fence::pause_leases;
+pub use nodes::NODES_BUCKET;
+
 /// The key-value bucket of the owners of live games.
 pub const BUCKET: &str = "tamsk_game_owners";
 
@@ -98,6 +103,8 @@ struct Owned {
     revision: u64,
     refreshed: Instant,
     server: tokio::task::JoinHandle<()>,
+    /// The game task's hold, extended at each refresh (see `fence`).
+    tenure: Arc<crate::tenure::Tenure>,
 }
 
 pub struct Cluster {
@@ -116,6 +123,10 @@ pub struct Cluster {
     /// Client side: the command queue of each local connection that follows a game
     /// owned elsewhere.
     followers: DashMap<u64, mpsc::UnboundedSender<(GameId, RemoteCmd)>>,
+    /// The nodes' liveness bucket (see `nodes`).
+    nodes: kv::Store,
+    /// Owner side: the games each proxy joined or watches, by (node, conn).
+    following: DashMap<(String, u64), HashSet<GameId>>,
 }
 
 fn cmd_subject(game: GameId) -> String {
@@ -139,7 +150,7 @@ impl Cluster {
             .node_id
             .clone()
             .unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
-        let lease = rooms.config.lease.max(Duration::from_millis(300));
+        let lease = crate::tenure::lease_of(&rooms.config);
         let client = async_nats::ConnectOptions::new()
             .name(format!("tamsk-{node}"))
             .connect(nats_url)
@@ -158,6 +169,7 @@ impl Cluster {
                 .await
                 .map_err(|e| anyhow::anyhow!("JetStream key-value bucket {BUCKET}: {e}"))?,
         };
+        let nodes = nodes::bucket(&js, lease).await?;
         let cluster = Arc::new(Cluster {
             node,
             client,
@@ -169,6 +181,8 @@ impl Cluster {
             foreign: DashMap::new(),
             proxies: DashMap::new(),
             followers: DashMap::new(),
+            nodes,
+            following: DashMap::new(),
         });
         tracing::info!(node = %cluster.node, lease_ms = lease.as_millis() as u64, "joined the cluster");
         tokio::spawn(cluster.clone().lease_loop());
@@ -199,10 +213,15 @@ impl Cluster {
                 _ = stop.cancelled() => break,
                 _ = tokio::time::sleep(tick) => {}
             }
+            if fence::paused(&self.node) {
+                continue;
+            }
+            self.drop_fenced();
             self.claim_new().await;
             self.refresh().await;
             if Instant::now() >= next_scan {
                 next_scan = Instant::now() + scan_every;
+                self.nodes_tick().await;
                 if let Err(e) = self.take_over().await {
                     tracing::warn!(error = %e, "takeover scan failed");
                 }
@@ -223,10 +242,14 @@ impl Cluster {
             .filter(|id| !self.owned.contains_key(id) && !self.foreign.contains_key(id))
             .collect();
         for id in new {
+            let asked = Instant::now();
             match self.create(id).await {
-                Ok(revision) => self.own(id, revision).await,
+                Ok(revision) => self.own(id, revision, asked).await,
                 Err(e) => {
                     tracing::error!(game = %id, error = %e, "a new game is owned by another node");
+                    if let Some(g) = self.rooms.games.get(&id) {
+                        g.tenure.lose();
+                    }
                     self.foreign.insert(id, ());
                 }
             }
@@ -249,8 +272,13 @@ impl Cluster {
         }
     }
 
-    /// Serves the commands of a game now owned here.
-    async fn own(self: &Arc<Self>, id: GameId, revision: u64) {
+    /// Serves the commands of a game now owned here, by a key written with `revision`
+    /// (asked for at `asked`).
+    async fn own(self: &Arc<Self>, id: GameId, revision: u64, asked: Instant) {
+        let Some(tenure) = self.rooms.games.get(&id).map(|g| g.tenure.clone()) else {
+            return;
+        };
+        tenure.extend(asked + crate::tenure::proven_part(self.lease));
         let server = match self.client.subscribe(cmd_subject(id)).await {
             Ok(sub) => tokio::spawn(self.clone().serve_game(id, sub)),
             Err(e) => {
@@ -265,52 +293,9 @@ impl Cluster {
                 revision,
                 refreshed: Instant::now(),
                 server,
+                tenure,
             },
         );
-    }
-
-    /// Refreshes the leases that are due; lets go of the games that are gone.
-    async fn refresh(&self) {
-        let due: Vec<(GameId, u64, bool)> = self
-            .owned
-            .iter()
-            .filter_map(|o| {
-                let gone = !self.rooms.games.contains_key(o.key());
-                let due = o.refreshed + self.lease / 3 <= Instant::now();
-                (gone || due).then_some((*o.key(), o.revision, gone))
-            })
-            .collect();
-        for (id, revision, gone) in due {
-            if gone {
-                if let Some((_, o)) = self.owned.remove(&id) {
-                    o.server.abort();
-                }
-                let _ = self.kv.purge(id.to_string()).await;
-                continue;
-            }
-            match self
-                .kv
-                .update(id.to_string(), self.node.clone().into(), revision)
-                .await
-            {
-                Ok(revision) => {
-                    if let Some(mut o) = self.owned.get_mut(&id) {
-                        o.revision = revision;
-                        o.refreshed = Instant::now();
-                    }
-                }
-                Err(e) => {
-                    // The lease ran out (this node stalled longer than the lease) and
-                    // another node took the game: two would run it. Not handled beyond
-                    // this log: see docs/OPERATIONS.md.
-                    tracing::error!(game = %id, error = %e, "lost the lease of a game");
-                    if let Some((_, o)) = self.owned.remove(&id) {
-                        o.server.abort();
-                    }
-                    self.foreign.insert(id, ());
-                }
-            }
-        }
     }
 
     /// Takes the live games of the database that nobody owns (their node died, or this
@@ -328,6 +313,7 @@ impl Cluster {
                 continue;
             }
             let key = id.to_string();
+            let asked = Instant::now();
             let revision = match self.kv.entry(key.clone()).await? {
                 Some(e) if e.operation == kv::Operation::Put => {
                     if e.value.as_ref() != self.node.as_bytes() {
@@ -348,6 +334,11 @@ impl Cluster {
                     Err(_) => continue,
                 },
             };
+            // Fenced first, then read: the former owner can write nothing more, so the
+            // journal read is the whole of it.
+            let Some(game) = self.fence_and_load(id).await else {
+                continue;
+            };
             let (red, black) = (&game.start.red.player_id, &game.start.black.player_id);
             let seats = match (
                 (self.resolve)(red.clone()).await,
@@ -364,7 +355,7 @@ impl Cluster {
             match crate::game::restore(&self.rooms, game, seats) {
                 Ok(_) => {
                     tracing::warn!(game = %id, node = %self.node, "took over a game");
-                    self.own(id, revision).await;
+                    self.own(id, revision, asked).await;
                 }
                 Err(game) => {
                     let _ = self.rooms.store.store_aborted(*game).await;
@@ -378,6 +369,10 @@ impl Cluster {
     /// Owner side: answers the commands of clients on other nodes for game `id`.
     async fn serve_game(self: Arc<Self>, id: GameId, mut sub: async_nats::Subscriber) {
         while let Some(msg) = sub.next().await {
+            if self.stale(id) {
+                // Another node runs the game now: it answers (two answers would race).
+                break;
+            }
             let answer = match serde_json::from_slice::<RemoteCmd>(&msg.payload) {
                 Ok(cmd) => self.command(id, cmd).await,
                 Err(e) => Answer {
@@ -434,6 +429,7 @@ impl Cluster {
             return refuse("unknown_game", format!("there is no live game {id}"));
         };
         if let Op::Closed = cmd.op {
+            self.following.remove(&(cmd.node.clone(), cmd.conn));
             if let Some((_, peer)) = self.proxies.remove(&(cmd.node.clone(), cmd.conn)) {
                 let _ = handle
                     .tx
@@ -507,8 +503,18 @@ impl Cluster {
             },
             Op::Closed => unreachable!("handled above"),
         };
+        let follows = match &game_cmd {
+            GameCmd::Subscribe { .. } => Some(true),
+            GameCmd::Unsubscribe { .. } => Some(false),
+            _ => None,
+        };
         match handle.tx.try_send(game_cmd) {
-            Ok(()) => Answer::default(),
+            Ok(()) => {
+                if let Some(follows) = follows {
+                    self.follows(&cmd.node, cmd.conn, id, follows);
+                }
+                Answer::default()
+            }
             Err(mpsc::error::TrySendError::Full(_)) => refuse(
                 "game_busy",
                 "the game is busy: try again in a moment".into(),

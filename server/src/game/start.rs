@@ -28,6 +28,7 @@ pub fn spawn(
         started_ms: unix_ms(),
         code: options.code.clone(),
         rated,
+        owner_epoch: 0,
     };
     rooms.store.submit(Write::GameStarted(start_info.clone()));
     rooms
@@ -160,6 +161,7 @@ impl GameTask {
             tc: control,
         }));
         let (tx, rx) = mpsc::channel(rooms.config.game_queue);
+        let tenure = Arc::new(crate::tenure::Tenure::of_game(&rooms.config));
         rooms.games.insert(
             id,
             GameHandle {
@@ -168,6 +170,7 @@ impl GameTask {
                 seats: seats.clone(),
                 start,
                 code: start_info.code.clone(),
+                tenure: tenure.clone(),
             },
         );
         let task = GameTask {
@@ -196,6 +199,7 @@ impl GameTask {
             control,
             tournament,
             over: None,
+            tenure,
         };
         (task, rx)
     }

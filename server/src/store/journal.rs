@@ -4,6 +4,7 @@
 
 use protocol::game::{AbortReason, Game};
 use protocol::record::{Entry, EntryKind};
+use protocol::wire::GameId;
 
 use crate::events::TournamentGame;
 
@@ -35,26 +36,35 @@ pub(super) async fn load(db: &Db) -> anyhow::Result<Vec<LiveGame>> {
         pool
     )
     .await)?;
-    let mut live = Vec::with_capacity(cuts.len());
-    for cut in cuts {
-        let mut game = Game::new(cut.start.settings.clone());
-        let mut entries = Vec::new();
-        for entry in cut.entries {
-            // Only what replays: a gap (a lost write) ends the record there.
-            let Some(entry) = entry else { break };
-            if entry.apply_to(&mut game).is_err() {
-                break;
-            }
-            entries.push(entry);
+    Ok(cuts.into_iter().map(rebuild).collect())
+}
+
+/// The live game `id`, rebuilt from its journal, if it still is live.
+pub(super) async fn load_one(db: &Db, id: GameId) -> anyhow::Result<Option<LiveGame>> {
+    let cut = on_db!(Some(db), Ok(None), |sql, pool| sql::journal::load_one(
+        pool, id
+    )
+    .await)?;
+    Ok(cut.map(rebuild))
+}
+
+fn rebuild(cut: Cut) -> LiveGame {
+    let mut game = Game::new(cut.start.settings.clone());
+    let mut entries = Vec::new();
+    for entry in cut.entries {
+        // Only what replays: a gap (a lost write) ends the record there.
+        let Some(entry) = entry else { break };
+        if entry.apply_to(&mut game).is_err() {
+            break;
         }
-        live.push(LiveGame {
-            start: cut.start,
-            game,
-            entries,
-            tournament: cut.tournament,
-        });
+        entries.push(entry);
     }
-    Ok(live)
+    LiveGame {
+        start: cut.start,
+        game,
+        entries,
+        tournament: cut.tournament,
+    }
 }
 
 /// Stores a cut-off game as aborted with reason `crash` (its record up to the last entry

@@ -54,6 +54,8 @@ macro_rules! on_db {
 
 mod error;
 pub use error::OpenError;
+mod fence;
+pub(crate) use fence::Fenced;
 mod journal;
 // The writer thread's task and the overflow in front of its queue.
 mod writer;
@@ -165,6 +167,11 @@ pub struct GameStart {
     /// Rated (its result moves the players' ratings): kept for a game resumed after a
     /// restart.
     pub rated: bool,
+    /// The fencing token of the node running the game: the game row's `owner_epoch` when
+    /// this run took it up (0 for a new game; each takeover in a cluster adds one, see
+    /// [`Store::fence_game`]). Every journal write and the end carry it, and the database
+    /// refuses them once the row's epoch is another (a newer owner's).
+    pub owner_epoch: u64,
 }
 
 /// A game that is over (finished or aborted), with its whole record.
@@ -283,6 +290,8 @@ pub enum Write {
     /// Entry number `idx` (0-based) of a live game.
     Entry {
         game: GameId,
+        /// The writer's fencing token ([`GameStart::owner_epoch`]).
+        epoch: u64,
         idx: u64,
         entry: Entry,
     },
@@ -319,6 +328,8 @@ pub struct Store {
     pub(crate) db: Option<Db>,
     pub stats: Arc<StoreStats>,
     overflow: Arc<Overflow>,
+    /// Games whose writes the database refused as a stale owner's.
+    fenced: Arc<Fenced>,
 }
 
 impl Store {
@@ -381,6 +392,8 @@ impl Store {
         // of their own and are shared; PostgreSQL's are sockets of a runtime, so the
         // writer opens its own on its runtime.
         let (writer_db, writer_stats) = (db.clone(), stats.clone());
+        let fenced = Arc::new(Fenced::default());
+        let writer_fenced = fenced.clone();
         let writer_url = match location {
             Location::Postgres(url) => Some(url.clone()),
             _ => None,
@@ -411,7 +424,7 @@ impl Store {
                         None => writer_db,
                     };
                     let _ = ready_tx.send(Ok(()));
-                    writer(db, rx, writer_stats).await
+                    writer(db, rx, writer_stats, writer_fenced).await
                 })
             })?;
         ready_rx
@@ -424,6 +437,7 @@ impl Store {
             db: Some(db),
             stats,
             overflow,
+            fenced,
         };
         Ok((store, live))
     }
@@ -469,6 +483,7 @@ impl Store {
             db: None,
             stats: Arc::default(),
             overflow,
+            fenced: Arc::default(),
         }
     }
 

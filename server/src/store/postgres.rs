@@ -11,6 +11,12 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 /// The database the shared SQL is compiled for here.
 pub type DB = sqlx::Postgres;
 
+/// Locks the game rows a journal insert checks the owner's epoch against, until the
+/// transaction ends: a takeover's update of the epoch waits for it (or the insert, if
+/// second, sees the new epoch), so no row of a former owner lands after a new owner
+/// read the journal. SQLite has no such clause and needs none (one writer at a time).
+pub const SHARE_LOCK: &str = " FOR SHARE OF g";
+
 // The same SQL, compiled for this backend's `DB` (on purpose: see `sql/mod.rs`).
 #[allow(clippy::duplicate_mod)]
 #[path = "sql/mod.rs"]

@@ -13,6 +13,9 @@ use sqlx::sqlite::{
 /// The database the shared SQL is compiled for here.
 pub type DB = sqlx::Sqlite;
 
+/// No row locks in SQLite: its writers take turns (see `postgres::SHARE_LOCK`).
+pub const SHARE_LOCK: &str = "";
+
 // The same SQL, compiled for this backend's `DB` (on purpose: see `sql/mod.rs`).
 #[allow(clippy::duplicate_mod)]
 #[path = "sql/mod.rs"]

@@ -31,11 +31,13 @@ mod store {
             started_ms: 1,
             code: None,
             rated: false,
+            owner_epoch: 0,
         };
         store.submit(Write::GameStarted(start.clone()));
         for idx in 0..2_000 {
             store.submit(Write::Entry {
                 game: id,
+                epoch: 0,
                 idx,
                 entry: Entry {
                     at_ms: idx,
@@ -62,6 +64,83 @@ mod store {
         };
         let left = sqlite::sql::live_entry_count(pool, id).await.unwrap();
         assert_eq!(left, 0, "entries written after the end");
+    }
+
+    fn advance(idx: u64) -> Entry {
+        Entry {
+            at_ms: idx,
+            kind: EntryKind::Advance,
+        }
+    }
+
+    /// Fencing (issue 18): once a game is taken over (its epoch raised), the journal
+    /// rows and the end of its former owner are refused and reported, and change
+    /// nothing; the new owner's go in.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stale_owners_writes_are_refused_once_the_game_is_fenced() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(Some(&dir.path().join("fence.db")))
+            .await
+            .unwrap();
+        let id = GameId::from_u64_pair(0, 2);
+        let start = GameStart {
+            id,
+            red: player("r"),
+            black: player("b"),
+            settings: Settings::blitz(Level::One),
+            started_ms: 1,
+            code: None,
+            rated: false,
+            owner_epoch: 0,
+        };
+        store.submit(Write::GameStarted(start.clone()));
+        let entry = |epoch, idx| Write::Entry {
+            game: id,
+            epoch,
+            idx,
+            entry: advance(idx),
+        };
+        for idx in 0..3 {
+            store.submit(entry(0, idx));
+        }
+        store.flush().await;
+        assert!(store.take_fenced().is_empty(), "the owner's rows go in");
+        assert_eq!(store.fence_game(id).await.unwrap(), Some(1));
+        // The former owner writes on, with its epoch 0; the new owner with 1.
+        store.submit(entry(0, 3));
+        store.submit(entry(0, 4));
+        store.submit(entry(1, 3));
+        store.flush().await;
+        assert!(store.was_fenced(id));
+        assert_eq!(store.take_fenced(), vec![id]);
+        assert!(store.take_fenced().is_empty(), "taken once");
+        let live = store.live_game(id).await.unwrap().expect("still live");
+        assert_eq!(live.start.owner_epoch, 1);
+        assert_eq!(
+            live.entries,
+            (0..4).map(advance).collect::<Vec<_>>(),
+            "the new owner's row 3, none of the former owner's after the fence"
+        );
+        // The former owner's end is refused and changes nothing...
+        let game = protocol::game::Game::new(start.settings.clone());
+        let stale = GameEnd::of(start.clone(), &game, Vec::new(), 5_000, Some("test"));
+        let (ack, stored) = oneshot::channel();
+        store.submit(Write::GameEnded(Box::new(stale), Some(ack)));
+        assert!(!stored.await.unwrap(), "a stale end is not stored");
+        assert_eq!(store.take_fenced(), vec![id]);
+        assert!(store.live_game(id).await.unwrap().is_some(), "still live");
+        // ...the new owner's is stored.
+        let fresh = GameStart {
+            owner_epoch: 1,
+            ..start
+        };
+        let end = GameEnd::of(fresh, &game, Vec::new(), 5_000, Some("test"));
+        let (ack, stored) = oneshot::channel();
+        store.submit(Write::GameEnded(Box::new(end), Some(ack)));
+        assert!(stored.await.unwrap());
+        assert!(store.take_fenced().is_empty());
+        assert!(store.live_game(id).await.unwrap().is_none(), "stored");
+        assert_eq!(store.fence_game(id).await.unwrap(), None, "no longer live");
     }
 }
 

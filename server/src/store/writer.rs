@@ -63,7 +63,12 @@ impl Overflow {
 }
 
 /// The writer task: batches what is queued into one transaction, then acknowledges.
-pub(super) async fn writer(db: Db, mut rx: mpsc::Receiver<Write>, stats: Arc<StoreStats>) {
+pub(super) async fn writer(
+    db: Db,
+    mut rx: mpsc::Receiver<Write>,
+    stats: Arc<StoreStats>,
+    fenced: Arc<Fenced>,
+) {
     let mut batch = Vec::with_capacity(BATCH);
     while rx.recv_many(&mut batch, BATCH).await > 0 {
         // Writes nobody waits for (journal rows, game starts) wait a little for company:
@@ -81,23 +86,36 @@ pub(super) async fn writer(db: Db, mut rx: mpsc::Receiver<Write>, stats: Arc<Sto
         }
         let n = batch.len() as u64;
         let ok = match write_batch(&db, &batch).await {
-            Ok(()) => true,
+            Ok(refused) => {
+                fenced.add(refused.iter().copied());
+                Some(refused)
+            }
             Err(e) => {
                 tracing::error!(error = %e, "store batch failed: writing one by one");
-                false
+                None
             }
         };
         for w in batch.drain(..) {
-            if ok {
-                answer(w, true, &stats);
+            if let Some(refused) = &ok {
+                let kept =
+                    !matches!(&w, Write::GameEnded(end, _) if refused.contains(&end.start.id));
+                answer(w, kept, &stats);
                 continue;
             }
             let res = write_batch(&db, std::slice::from_ref(&w)).await;
-            if let Err(e) = &res {
-                stats.write_errors.fetch_add(1, Ordering::Relaxed);
-                tracing::error!(error = %e, "store write failed");
-            }
-            answer(w, res.is_ok(), &stats);
+            let kept = match res {
+                Ok(refused) => {
+                    let kept = refused.is_empty();
+                    fenced.add(refused);
+                    kept
+                }
+                Err(e) => {
+                    stats.write_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(error = %e, "store write failed");
+                    false
+                }
+            };
+            answer(w, kept, &stats);
         }
         stats.writes.fetch_add(n, Ordering::Relaxed);
     }
@@ -124,7 +142,12 @@ fn answer(w: Write, ok: bool, stats: &StoreStats) {
     }
 }
 
-async fn write_batch(db: &Db, batch: &[Write]) -> anyhow::Result<()> {
-    on_db!(Some(db), Ok(()), |sql, pool| sql::write_batch(pool, batch)
-        .await)
+/// Writes a batch in one transaction; answers the games whose writes were refused as a
+/// stale owner's.
+async fn write_batch(db: &Db, batch: &[Write]) -> anyhow::Result<Vec<GameId>> {
+    on_db!(Some(db), Ok(Vec::new()), |sql, pool| sql::write_batch(
+        pool, batch
+    )
+    .await)
 }
+

@@ -19,26 +19,66 @@ pub async fn load(pool: &Pool<DB>) -> anyhow::Result<Vec<Cut>> {
     )
     .execute(pool)
     .await?;
-    let rows = sqlx::query(
-        "SELECT id, red_id, red_name, black_id, black_name, settings, started_ms, code, rated \
-         FROM games WHERE state = 'playing' ORDER BY id",
-    )
+    let rows = sqlx::query(&format!(
+        "SELECT {LIVE_COLUMNS} FROM games WHERE state = 'playing' ORDER BY id"
+    ))
     .fetch_all(pool)
     .await?;
     let mut live = Vec::with_capacity(rows.len());
     for r in rows {
-        let id: GameId = match read_gid(&r) {
+        if let Some(cut) = cut_of(pool, &r).await? {
+            live.push(cut);
+        }
+    }
+    Ok(live)
+}
+
+const LIVE_COLUMNS: &str =
+    "id, red_id, red_name, black_id, black_name, settings, started_ms, code, rated, owner_epoch";
+
+/// The live game `id`, if it still is.
+pub async fn load_one(pool: &Pool<DB>, id: GameId) -> anyhow::Result<Option<Cut>> {
+    let row = sqlx::query(&format!(
+        "SELECT {LIVE_COLUMNS} FROM games WHERE id = $1 AND state = 'playing'"
+    ))
+    .bind(gid(id))
+    .fetch_optional(pool)
+    .await?;
+    match row {
+        Some(r) => cut_of(pool, &r).await,
+        None => Ok(None),
+    }
+}
+
+/// A takeover: one more on the live game's `owner_epoch` (the fencing token), which
+/// refuses from now on the writes of whoever ran it before; the new epoch, or `None` if
+/// the game is not live any more.
+pub async fn fence(pool: &Pool<DB>, id: GameId) -> anyhow::Result<Option<u64>> {
+    let epoch: Option<i64> = sqlx::query_scalar(
+        "UPDATE games SET owner_epoch = owner_epoch + 1 \
+         WHERE id = $1 AND state = 'playing' RETURNING owner_epoch",
+    )
+    .bind(gid(id))
+    .fetch_optional(pool)
+    .await?;
+    Ok(epoch.map(|e| e as u64))
+}
+
+/// A live game's row with its tournament round and journal; `None` if it does not read.
+async fn cut_of(pool: &Pool<DB>, r: &super::DbRow) -> anyhow::Result<Option<Cut>> {
+    {
+        let id: GameId = match read_gid(r) {
             Ok(id) => id,
             Err(e) => {
                 tracing::error!(error = %e, "unreadable id of a cut-off game");
-                continue;
+                return Ok(None);
             }
         };
         let settings: Settings = match r.try_get::<Json<Settings>, _>("settings") {
             Ok(s) => s.0,
             Err(e) => {
                 tracing::error!(game = %id, error = %e, "unreadable settings of a cut-off game");
-                continue;
+                return Ok(None);
             }
         };
         let start = GameStart {
@@ -57,6 +97,7 @@ pub async fn load(pool: &Pool<DB>) -> anyhow::Result<Vec<Cut>> {
             started_ms: r.get::<i64, _>("started_ms") as u64,
             code: r.get("code"),
             rated: r.get::<Option<bool>, _>("rated").unwrap_or(false),
+            owner_epoch: r.get::<i64, _>("owner_epoch") as u64,
         };
         let tournament =
             sqlx::query("SELECT tournament_id, round FROM tournament_pairings WHERE game_id = $1")
@@ -74,19 +115,20 @@ pub async fn load(pool: &Pool<DB>) -> anyhow::Result<Vec<Cut>> {
             .iter()
             .map(|e| e.try_get::<Json<Entry>, _>("entry").ok().map(|j| j.0))
             .collect();
-        live.push(Cut {
+        Ok(Some(Cut {
             start,
             tournament,
             entries,
-        });
+        }))
     }
-    Ok(live)
 }
 
 /// Stores a game that is over, in a transaction of its own.
 pub async fn store_end(pool: &Pool<DB>, end: &GameEnd) -> anyhow::Result<()> {
     let mut tx = pool.begin().await?;
-    write_end(&mut tx, end).await?;
+    if !write_end(&mut tx, end).await? {
+        anyhow::bail!("game {}: another node owns it now", end.start.id);
+    }
     tx.commit().await?;
     Ok(())
 }

@@ -19,7 +19,7 @@ pub mod ratings;
 pub mod tournaments;
 
 /// A row of this backend.
-type DbRow = <DB as sqlx::Database>::Row;
+pub(crate) type DbRow = <DB as sqlx::Database>::Row;
 
 /// Stores a new player at once; false: the name (or the token) is taken.
 pub async fn register_player(pool: &Pool<DB>, row: &PlayerRow) -> anyhow::Result<bool> {
@@ -141,7 +141,7 @@ pub fn gid(id: GameId) -> String {
 }
 
 /// The `id` column of a games row.
-fn read_gid(r: &DbRow) -> anyhow::Result<GameId> {
+pub(crate) fn read_gid(r: &DbRow) -> anyhow::Result<GameId> {
     let text: String = r.try_get("id")?;
     text.parse()
         .map_err(|e| anyhow::anyhow!("game id {text:?} is not a UUID: {e}"))
@@ -151,10 +151,12 @@ pub fn ms(v: u64) -> i64 {
     v.min(i64::MAX as u64) as i64
 }
 
-/// Writes a batch of the writer's queue in one transaction.
-pub async fn write_batch(pool: &Pool<DB>, batch: &[Write]) -> anyhow::Result<()> {
+/// Writes a batch of the writer's queue in one transaction; answers the games whose
+/// journal rows or end were refused as a stale owner's (see `GameStart::owner_epoch`).
+pub async fn write_batch(pool: &Pool<DB>, batch: &[Write]) -> anyhow::Result<Vec<GameId>> {
+    let mut refused = Vec::new();
     if batch.iter().all(|w| matches!(w, Write::Flush(_))) {
-        return Ok(());
+        return Ok(refused);
     }
     let mut tx = pool.begin().await?;
     let mut entries = Vec::new();
@@ -166,8 +168,8 @@ pub async fn write_batch(pool: &Pool<DB>, batch: &[Write]) -> anyhow::Result<()>
             Write::GameStarted(g) => {
                 sqlx::query(
                     "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, \
-                     settings, state, move_count, started_ms, code, rated) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'playing', 0, $8, $9, $10) \
+                     settings, state, move_count, started_ms, code, rated, owner_epoch) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, 'playing', 0, $8, $9, $10, $11) \
                      ON CONFLICT (id) DO NOTHING",
                 )
                 .bind(gid(g.id))
@@ -180,26 +182,36 @@ pub async fn write_batch(pool: &Pool<DB>, batch: &[Write]) -> anyhow::Result<()>
                 .bind(ms(g.started_ms))
                 .bind(&g.code)
                 .bind(g.rated)
+                .bind(ms(g.owner_epoch))
                 .execute(&mut *tx)
                 .await?;
             }
-            Write::Entry { game, idx, entry } => {
-                entries.push((*game, *idx, entry));
+            Write::Entry {
+                game,
+                epoch,
+                idx,
+                entry,
+            } => {
+                entries.push((*game, *epoch, *idx, entry));
                 if entries.len() == ENTRY_ROWS {
-                    write_entries(&mut tx, &mut entries).await?;
+                    write_entries(&mut tx, &mut entries, &mut refused).await?;
                 }
             }
             Write::GameEnded(end, _) => {
                 // The journal rows of this game go in before its end deletes them.
-                write_entries(&mut tx, &mut entries).await?;
-                write_end(&mut tx, end).await?
+                write_entries(&mut tx, &mut entries, &mut refused).await?;
+                if !write_end(&mut tx, end).await? {
+                    refused.push(end.start.id);
+                }
             }
             Write::Flush(_) => {}
         }
     }
-    write_entries(&mut tx, &mut entries).await?;
+    write_entries(&mut tx, &mut entries, &mut refused).await?;
     tx.commit().await?;
-    Ok(())
+    refused.sort_unstable();
+    refused.dedup();
+    Ok(refused)
 }
 
 /// Journal rows inserted by one statement: a statement per move cost the writer a round
@@ -207,37 +219,70 @@ pub async fn write_batch(pool: &Pool<DB>, batch: &[Write]) -> anyhow::Result<()>
 /// (3 bound values a row, well under SQLite's limit of 32,766 and PostgreSQL's 65,535).
 const ENTRY_ROWS: usize = 512;
 
-/// Inserts the pending journal rows, if any, with one statement, and empties `rows`.
+/// Inserts the pending journal rows, if any, with one statement, and empties `rows`
+/// (game, writer's epoch, index, entry). A row goes in only if its game's row has the
+/// writer's `owner_epoch` (else another node took the game over since): the games of
+/// rows left out are added to `refused`.
 async fn write_entries(
     tx: &mut Transaction<'_, DB>,
-    rows: &mut Vec<(GameId, u64, &Entry)>,
+    rows: &mut Vec<(GameId, u64, u64, &Entry)>,
+    refused: &mut Vec<GameId>,
 ) -> anyhow::Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
-    let mut insert = QueryBuilder::<DB>::new("INSERT INTO live_entries (game_id, idx, entry) ");
-    insert.push_values(rows.drain(..), |mut row, (game, idx, entry)| {
+    let count = rows.len() as u64;
+    let mut writers: Vec<(GameId, u64)> = rows.iter().map(|r| (r.0, r.1)).collect();
+    writers.sort_unstable();
+    writers.dedup();
+    // `VALUES` names its columns column1.. in both databases; the `WHERE` also settles
+    // SQLite's reading of `ON CONFLICT` after a `SELECT`.
+    let mut insert = QueryBuilder::<DB>::new(
+        "INSERT INTO live_entries (game_id, idx, entry) \
+         SELECT v.column1, v.column2, v.column3 FROM (",
+    );
+    insert.push_values(rows.drain(..), |mut row, (game, epoch, idx, entry)| {
         row.push_bind(gid(game))
             .push_bind(ms(idx))
-            .push_bind(Json(entry.clone()));
+            .push_bind(Json(entry.clone()))
+            .push_bind(ms(epoch));
     });
+    insert.push(") AS v JOIN games g ON g.id = v.column1 WHERE g.owner_epoch = v.column4");
+    insert.push(super::SHARE_LOCK);
     insert.push(" ON CONFLICT (game_id, idx) DO NOTHING");
-    insert.build().execute(&mut **tx).await?;
+    let done = insert.build().execute(&mut **tx).await?;
+    if done.rows_affected() < count {
+        // Fewer rows: either refused, or already there (a batch written again one by
+        // one after a failure). Only the epochs tell which; the common case pays nothing.
+        for (game, epoch) in writers {
+            let now: Option<i64> =
+                sqlx::query_scalar("SELECT owner_epoch FROM games WHERE id = $1")
+                    .bind(gid(game))
+                    .fetch_optional(&mut **tx)
+                    .await?;
+            if now != Some(ms(epoch)) {
+                refused.push(game);
+            }
+        }
+    }
     Ok(())
 }
 
-/// Stores a game that is over (its row and record) and clears its journal.
-pub async fn write_end(tx: &mut Transaction<'_, DB>, end: &GameEnd) -> anyhow::Result<()> {
+/// Stores a game that is over (its row and record) and clears its journal; false (and
+/// nothing written): the row's `owner_epoch` is not the writer's (another node took the
+/// game over).
+pub async fn write_end(tx: &mut Transaction<'_, DB>, end: &GameEnd) -> anyhow::Result<bool> {
     let g = &end.start;
-    sqlx::query(
+    let done = sqlx::query(
         "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, settings, \
          state, winner, reason, result, move_count, started_ms, ended_ms, record_json, \
-         record_text) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) \
+         record_text, owner_epoch) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
          ON CONFLICT (id) DO UPDATE SET state = excluded.state, winner = excluded.winner, \
          reason = excluded.reason, result = excluded.result, \
          move_count = excluded.move_count, ended_ms = excluded.ended_ms, \
-         record_json = excluded.record_json, record_text = excluded.record_text",
+         record_json = excluded.record_json, record_text = excluded.record_text \
+         WHERE games.owner_epoch = excluded.owner_epoch",
     )
     .bind(gid(g.id))
     .bind(&g.red.player_id)
@@ -255,13 +300,17 @@ pub async fn write_end(tx: &mut Transaction<'_, DB>, end: &GameEnd) -> anyhow::R
     .bind(ms(end.ended_ms))
     .bind(Json(&end.record.record))
     .bind(end.record.to_text())
+    .bind(ms(g.owner_epoch))
     .execute(&mut **tx)
     .await?;
+    if done.rows_affected() == 0 {
+        return Ok(false);
+    }
     sqlx::query("DELETE FROM live_entries WHERE game_id = $1")
         .bind(gid(g.id))
         .execute(&mut **tx)
         .await?;
-    Ok(())
+    Ok(true)
 }
 
 /// Journal rows left of a game (tests; of SQLite only so far).

@@ -1,0 +1,181 @@
+//! Helpers of the tests of several nodes (issue 18): real NATS and PostgreSQL, nodes
+//! in-process, the owners' bucket as an operator's tool reads it, and a node on a runtime
+//! of its own that can be killed like kill -9 or frozen like SIGSTOP.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use futures::StreamExt;
+use protocol::wire::{ClientMessage, GameId, ServerMessage};
+use server::Config;
+
+use crate::services::{Nats, TestDb};
+use crate::{within, Client, Follower};
+
+/// Lease of the test nodes: a dead node's games are taken within about this.
+pub const LEASE: Duration = Duration::from_millis(1500);
+
+/// NATS and PostgreSQL, or `None` when their binaries are missing (skipped loudly).
+pub async fn services() -> Option<(Nats, TestDb)> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
+    let nats = Nats::start()?;
+    let db = TestDb::postgres().await?;
+    Some((nats, db))
+}
+
+/// The config of node `node` of a test cluster.
+pub fn node_config(db: &TestDb, nats: &Nats, node: &str) -> Config {
+    Config {
+        nats_url: Some(nats.url()),
+        node_id: Some(node.into()),
+        lease: LEASE,
+        ..db.config()
+    }
+}
+
+/// The owners' bucket, as an operator's tool would read it.
+pub async fn owners(nats: &Nats) -> async_nats::jetstream::kv::Store {
+    let client = async_nats::connect(nats.url())
+        .await
+        .expect("connect to NATS");
+    let js = async_nats::jetstream::new(client);
+    within("the owners' bucket", async {
+        loop {
+            if let Ok(kv) = js.get_key_value(server::cluster::BUCKET).await {
+                return kv;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+}
+
+/// Waits (through a watch of its key) until `node` owns `game`.
+pub async fn owned_by(kv: &async_nats::jetstream::kv::Store, game: GameId, node: &str) {
+    let mut watch = kv
+        .watch_with_history(game.to_string())
+        .await
+        .expect("watch");
+    within(&format!("{node} owning the game"), async {
+        while let Some(entry) = watch.next().await {
+            let entry = entry.expect("watch entry");
+            if entry.operation == async_nats::jetstream::kv::Operation::Put
+                && entry.value.as_ref() == node.as_bytes()
+            {
+                return;
+            }
+        }
+        panic!("the watch ended");
+    })
+    .await
+}
+
+/// A player comes back on another node and resumes from the seq he had.
+pub async fn resume_on(f: &mut Follower, addr: SocketAddr, token: &str) {
+    let (c, _) = Client::returning_at(addr, token).await;
+    resume_with(f, c).await;
+}
+
+/// A player resumes with connection `c` from the seq he had.
+pub async fn resume_with(f: &mut Follower, mut c: Client) {
+    c.send(&ClientMessage::Join {
+        game: f.game,
+        after_seq: Some(f.seq),
+    })
+    .await;
+    match within("resumed", c.recv()).await {
+        ServerMessage::Resumed {
+            game, after_seq, ..
+        } => {
+            assert_eq!((game, after_seq), (f.game, f.seq));
+        }
+        other => panic!("expected resumed, got {other:?}"),
+    }
+    f.client = c;
+}
+
+/// A node on its own runtime (one worker thread, on a thread of its own): it can be
+/// killed like kill -9 (the runtime dropped without any shutdown) or frozen like SIGSTOP
+/// (its one worker blocked: no task of the node runs until it thaws).
+pub struct Node {
+    pub addr: SocketAddr,
+    handle: tokio::runtime::Handle,
+    kill: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Node {
+    pub fn start(config: Config) -> Node {
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (kill, killed) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            let listener = rt
+                .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+                .expect("bind");
+            addr_tx
+                .send((listener.local_addr().unwrap(), rt.handle().clone()))
+                .unwrap();
+            rt.spawn(server::run_with(listener, config, std::future::pending()));
+            let _ = killed.recv();
+            // Every task stops where it is: no drain, no suspension, no goodbye.
+            rt.shutdown_background();
+        });
+        let (addr, handle) = addr_rx.recv().expect("the node's address");
+        Node {
+            addr,
+            handle,
+            kill: Some(kill),
+            thread: Some(thread),
+        }
+    }
+
+    /// Freezes the node until the answer is dropped or sent to: its one worker thread is
+    /// blocked, so none of its tasks runs (its store's writer thread, which has nothing
+    /// to write while the games are frozen, and its sockets' kernel buffers go on).
+    pub async fn freeze(&self) -> std::sync::mpsc::Sender<()> {
+        let (thaw, thawed) = std::sync::mpsc::channel::<()>();
+        let (frozen_tx, frozen) = tokio::sync::oneshot::channel();
+        self.handle.spawn(async move {
+            let _ = frozen_tx.send(());
+            let _ = thawed.recv();
+        });
+        within("the node frozen", frozen)
+            .await
+            .expect("the freeze ran");
+        thaw
+    }
+
+    pub fn kill(&mut self) {
+        drop(self.kill.take());
+        if let Some(t) = self.thread.take() {
+            t.join().expect("the node's thread");
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Waits until a stored game's row is there (the game is over and stored).
+pub async fn stored_row(db: &TestDb, game: GameId) -> (String, Option<String>, String) {
+    within("the stored game", async {
+        loop {
+            if let Some(row) = db.stored_game_row(game).await {
+                return row;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+}
