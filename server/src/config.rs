@@ -137,6 +137,9 @@ pub struct Config {
     /// How long a node's ownership of a game lasts unless refreshed (it is refreshed every
     /// third of it): after a node's death, its games are taken over within about this long.
     pub lease: Duration,
+    /// Fault drill (tests only, no flag): this node drops every n-th message of each game
+    /// stream it follows, as if NATS had lost it, to exercise the repair of gaps (0: off).
+    pub fanout_loss_every: u64,
 }
 
 impl Default for Config {
@@ -187,6 +190,7 @@ impl Default for Config {
             nats_url: None,
             node_id: None,
             lease: Duration::from_secs(6),
+            fanout_loss_every: 0,
             precise_timer: true,
             abort_ms: protocol::settings::Settings::default().abort_ms,
             late_release_ms: protocol::settings::Settings::default().late_release_ms,

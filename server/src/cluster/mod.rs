@@ -17,9 +17,13 @@
 //!   subscribed, so "no responders" means nobody runs G). The owner represents that
 //!   client by a proxy [`Peer`] in the game task (so seats, presence, snapshots,
 //!   resumption with `after_seq`, watcher counts and answers are exactly those of a
-//!   local client); what the game queues for the proxy is published on
-//!   `tamsk.conn.<node>.<conn>`, to which the client's node subscribed before its first
-//!   request, and forwarded there to the client's socket, in order.
+//!   local client); what the game queues for that proxy alone (answers, snapshots, missed
+//!   events) is published on `tamsk.conn.<node>.<conn>`, to which the client's node
+//!   subscribed before its first request; what is for everyone is published once per
+//!   game on `tamsk.game.<G>.ev` and fanned out by each node ([`fanout`]).
+//! - **Time of remote actions.** Nodes' clocks are not shared: a command carries its age
+//!   (time since its frame was read, on the client's node) and the owner dates it that
+//!   much before its receipt, capped at [`AGE_CAP`]. Lag measurements travel the same way.
 //! - **Failover.** Every node scans the games the database says are live; one that runs
 //!   nowhere here and has no owner key (its lease expired: its node died) is claimed
 //!   with `create` (one node wins) and rebuilt from its journal by [`game::restore`]:
@@ -43,8 +47,18 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::codec::Reply;
-use crate::peer::{Peer, PlayerRec};
+use crate::peer::{Peer, PlayerRec, CLOSE_SLOW};
 use crate::rooms::{GameCmd, Rooms};
+
+mod fanout;
+
+/// Commands of one local connection waiting for the owners of remote games: its rate
+/// limit keeps it far below this; a client that fills it anyway is cut off.
+const FOLLOW_QUEUE: usize = 64;
+
+/// The most a command's age may move it back in time at the owner: as far as lag
+/// compensation itself goes, so a node cannot date actions earlier than that.
+pub const AGE_CAP: Duration = Duration::from_millis(protocol::lag::LAG_MAX_MS);
 
 /// The key-value bucket of the owners of live games.
 pub const BUCKET: &str = "tamsk_game_owners";
@@ -70,6 +84,10 @@ pub enum Op {
         action: Action,
     },
     Claim,
+    /// The client's measured round trip (for its seat's lag compensation).
+    Lag {
+        rtt_ms: u64,
+    },
     Rematch {
         accept: bool,
     },
@@ -85,6 +103,19 @@ pub struct RemoteCmd {
     pub player: Option<String>,
     pub reply: Option<Reply>,
     pub op: Op,
+    /// Microseconds since the client's node read the frame (see [`AGE_CAP`]).
+    #[serde(default)]
+    pub age_us: u64,
+}
+
+/// A command of a local connection on its way to a game's owner.
+pub(crate) struct Queued {
+    game: GameId,
+    cmd: RemoteCmd,
+    /// When its frame was read (its age is measured when it is sent).
+    read: Option<Instant>,
+    /// Sent by this node to repair a gap in the game's stream.
+    repair: bool,
 }
 
 /// The owner's answer: accepted (what follows comes on the connection's subject), or
@@ -115,7 +146,11 @@ pub struct Cluster {
     proxies: DashMap<(String, u64), Peer>,
     /// Client side: the command queue of each local connection that follows a game
     /// owned elsewhere.
-    followers: DashMap<u64, mpsc::UnboundedSender<(GameId, RemoteCmd)>>,
+    followers: DashMap<u64, mpsc::Sender<Queued>>,
+    /// Owner side: the one publication of each game's frames to the other nodes.
+    relay: Arc<fanout::OwnerRelay>,
+    /// Client side: the remote games this node follows for its clients.
+    fans: fanout::Fans,
 }
 
 fn cmd_subject(game: GameId) -> String {
@@ -158,6 +193,10 @@ impl Cluster {
                 .await
                 .map_err(|e| anyhow::anyhow!("JetStream key-value bucket {BUCKET}: {e}"))?,
         };
+        let relay = fanout::OwnerRelay::start(client.clone());
+        if rooms.relay.set(relay.clone()).is_err() {
+            anyhow::bail!("this node already joined a cluster");
+        }
         let cluster = Arc::new(Cluster {
             node,
             client,
@@ -169,6 +208,8 @@ impl Cluster {
             foreign: DashMap::new(),
             proxies: DashMap::new(),
             followers: DashMap::new(),
+            relay,
+            fans: Default::default(),
         });
         tracing::info!(node = %cluster.node, lease_ms = lease.as_millis() as u64, "joined the cluster");
         tokio::spawn(cluster.clone().lease_loop());
@@ -421,6 +462,7 @@ impl Cluster {
                 }
             }
         });
+        self.relay.add_remote(peer.conn);
         self.proxies.insert(key, peer.clone());
         peer
     }
@@ -435,6 +477,7 @@ impl Cluster {
         };
         if let Op::Closed = cmd.op {
             if let Some((_, peer)) = self.proxies.remove(&(cmd.node.clone(), cmd.conn)) {
+                self.relay.remove_remote(peer.conn);
                 let _ = handle
                     .tx
                     .send(GameCmd::Unsubscribe {
@@ -442,6 +485,22 @@ impl Cluster {
                         reply: None,
                     })
                     .await;
+            }
+            return Answer::default();
+        }
+        // Dated when its node read it, not when it got here (at most AGE_CAP back).
+        let now = Instant::now();
+        let received = now
+            .checked_sub(Duration::from_micros(cmd.age_us).min(AGE_CAP))
+            .unwrap_or(now);
+        if let Op::Lag { rtt_ms } = cmd.op {
+            // Only for a client already in the game (a proxy exists), best effort.
+            if let Some(peer) = self.proxies.get(&(cmd.node.clone(), cmd.conn)) {
+                let _ = handle.tx.try_send(GameCmd::Lag {
+                    conn: peer.conn,
+                    rtt_ms,
+                    received,
+                });
             }
             return Answer::default();
         }
@@ -489,7 +548,7 @@ impl Cluster {
                     peer,
                     player,
                     action,
-                    received: Instant::now(),
+                    received,
                 },
                 None => return refuse("hello_first", "say hello first".into()),
             },
@@ -505,7 +564,7 @@ impl Cluster {
                 },
                 None => return refuse("hello_first", "say hello first".into()),
             },
-            Op::Closed => unreachable!("handled above"),
+            Op::Closed | Op::Lag { .. } => unreachable!("handled above"),
         };
         match handle.tx.try_send(game_cmd) {
             Ok(()) => Answer::default(),
@@ -520,9 +579,10 @@ impl Cluster {
     }
 
     /// Client side: hands a command for a game this node does not run to its owner.
-    /// Returns false when it is not one that travels (a lag report).
+    /// Returns false when it is not one that travels (a lag report goes by [`Cluster::lag`]),
+    /// or when the connection was cut off for filling its queue.
     pub fn forward(self: &Arc<Self>, game: GameId, cmd: GameCmd) -> bool {
-        let (peer, player, op) = match cmd {
+        let (peer, player, op, read) = match cmd {
             GameCmd::Subscribe {
                 peer,
                 player,
@@ -532,23 +592,23 @@ impl Cluster {
                     Some(_) => Op::Join { after_seq },
                     None => Op::Watch { after_seq },
                 };
-                (peer, player, op)
+                (peer, player, op, None)
             }
             GameCmd::Unsubscribe {
                 reply: Some(peer), ..
-            } => (peer, None, Op::Leave { answer: true }),
+            } => (peer, None, Op::Leave { answer: true }, None),
             GameCmd::Act {
                 peer,
                 player,
                 action,
-                ..
-            } => (peer, Some(player), Op::Act { action }),
-            GameCmd::ClaimAbandonment { peer, player } => (peer, Some(player), Op::Claim),
+                received,
+            } => (peer, Some(player), Op::Act { action }, Some(received)),
+            GameCmd::ClaimAbandonment { peer, player } => (peer, Some(player), Op::Claim, None),
             GameCmd::Rematch {
                 peer,
                 player,
                 accept,
-            } => (peer, Some(player), Op::Rematch { accept }),
+            } => (peer, Some(player), Op::Rematch { accept }, None),
             GameCmd::Unsubscribe { reply: None, .. } | GameCmd::Lag { .. } => return false,
         };
         let cmd = RemoteCmd {
@@ -557,18 +617,60 @@ impl Cluster {
             player: player.map(|p| p.id.clone()),
             reply: peer.reply.as_deref().cloned(),
             op,
+            age_us: 0,
         };
         let tx = self
             .followers
             .entry(peer.conn)
             .or_insert_with(|| {
-                let (tx, rx) = mpsc::unbounded_channel();
+                let (tx, rx) = mpsc::channel(FOLLOW_QUEUE);
                 let base = peer.replying(None);
                 tokio::spawn(self.clone().follow(base, rx));
                 tx
             })
             .clone();
-        tx.send((game, cmd)).is_ok()
+        let queued = Queued {
+            game,
+            cmd,
+            read,
+            repair: false,
+        };
+        match tx.try_send(queued) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                // As a client that stops reading: its commands pile up faster than the
+                // owners answer them.
+                peer.kill.kill(
+                    CLOSE_SLOW,
+                    "too many commands waiting for games on other nodes",
+                );
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    /// Client side: a local connection measured its round trip: the owners of the
+    /// remote games it is seated in are told (best effort, as for local games).
+    pub fn lag(&self, conn: u64, rtt_ms: u64, received: Instant) {
+        for game in self.remote_seats(conn) {
+            let Some(tx) = self.followers.get(&conn).map(|t| t.clone()) else {
+                return;
+            };
+            let _ = tx.try_send(Queued {
+                game,
+                cmd: RemoteCmd {
+                    node: self.node.clone(),
+                    conn,
+                    player: None,
+                    reply: None,
+                    op: Op::Lag { rtt_ms },
+                    age_us: 0,
+                },
+                read: Some(received),
+                repair: false,
+            });
+        }
     }
 
     /// Client side: a local connection closed: its owners forget its proxies.
@@ -578,11 +680,7 @@ impl Cluster {
 
     /// Client side: the commands of one local connection, in order, and what the owners
     /// send it.
-    async fn follow(
-        self: Arc<Self>,
-        peer: Peer,
-        mut rx: mpsc::UnboundedReceiver<(GameId, RemoteCmd)>,
-    ) {
+    async fn follow(self: Arc<Self>, peer: Peer, mut rx: mpsc::Receiver<Queued>) {
         let conn = peer.conn;
         // Subscribed before the first request goes out (same NATS connection, so the
         // server has the subscription before the owner answers).
@@ -595,23 +693,50 @@ impl Cluster {
             }
         };
         let to_socket = peer.clone();
+        let cluster = self.clone();
         let forwarder = tokio::spawn(async move {
             let mut sub = sub;
             while let Some(msg) = sub.next().await {
-                let Ok(text) = String::from_utf8(msg.payload.to_vec()) else {
+                let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(msg.payload) else {
                     continue;
                 };
-                if !to_socket.send(text.into()) {
+                if !cluster.direct(conn, &to_socket, text) {
                     break;
                 }
             }
         });
         let mut games = HashSet::new();
-        while let Some((game, cmd)) = rx.recv().await {
+        while let Some(Queued {
+            game,
+            mut cmd,
+            read,
+            repair,
+        }) = rx.recv().await
+        {
             games.insert(game);
+            let following = matches!(cmd.op, Op::Join { .. } | Op::Watch { .. });
+            match &cmd.op {
+                // The game's stream first: nothing published after the owner's answer
+                // is missed. A repair keeps the client's place.
+                Op::Join { .. } | Op::Watch { .. } if !repair => {
+                    let player = match cmd.op {
+                        Op::Join { .. } => cmd.player.clone(),
+                        _ => None,
+                    };
+                    self.fan_add(game, &peer, player).await;
+                }
+                Op::Leave { .. } => self.fan_remove(game, conn).await,
+                _ => {}
+            }
             let reply = cmd.reply.clone();
+            if let Some(read) = read {
+                cmd.age_us = read.elapsed().as_micros() as u64;
+            }
             let answer = self.request(game, &cmd).await;
             if let Some((code, message)) = answer.error {
+                if following {
+                    self.fan_remove(game, conn).await;
+                }
                 peer.replying(reply.map(Arc::new))
                     .send_msg(&ServerMessage::Error {
                         code,
@@ -624,12 +749,14 @@ impl Cluster {
             }
         }
         for game in games {
+            self.fan_remove(game, conn).await;
             let cmd = RemoteCmd {
                 node: self.node.clone(),
                 conn,
                 player: None,
                 reply: None,
                 op: Op::Closed,
+                age_us: 0,
             };
             let _ = self.request(game, &cmd).await;
         }
