@@ -72,7 +72,9 @@ run() {
     local port
     port=$(free_port)
     RUST_LOG=warn "$SERVER" --listen "127.0.0.1:$port" --db "$(db_url "$db")" \
-      --nats "nats://127.0.0.1:$NATS_PORT" --node-id "bench$n-$i" >"$WORK/node$n-$i.log" 2>&1 &
+      --nats "nats://127.0.0.1:$NATS_PORT" --node-id "bench$n-$i" \
+      --max-conns-per-ip 100000 --rate-per-sec 1000 --rate-burst 2000 --max-connections 100000 \
+      --ip-conn-burst 100000 --ip-rate-per-sec 1000000 --ip-rate-burst 1000000 --ip-register-burst 100000 >"$WORK/node$n-$i.log" 2>&1 &
     node_pids+=($!)
     PIDS+=($!)
     wait_port "$port"
