@@ -26,15 +26,23 @@ use protocol::wire::{ClientMessage, GameId, ServerMessage, PROTOCOL_VERSION};
 use tokio::sync::{watch, Semaphore};
 use tokio_tungstenite::tungstenite::Message;
 
+mod nodes;
+mod report;
+
+use report::{lateness_buckets, print_histogram, print_lateness, process_usage};
+
 #[derive(Parser, Debug, Clone)]
 #[command(
     name = "tamsk-load",
     about = "Load generator for a running TAMSK server (loopback only)"
 )]
 struct Args {
-    /// The server's websocket URL.
-    #[arg(long, default_value = "ws://127.0.0.1:7878/ws")]
-    server: String,
+    /// The server's websocket URL. Given twice or more (or comma-separated): the nodes of
+    /// one cluster; the two players of each game are on different nodes (the game is
+    /// paired on, and owned by, node `g % n`), watchers alternate between the owner and
+    /// the other nodes.
+    #[arg(long, default_value = "ws://127.0.0.1:7878/ws", value_delimiter = ',')]
+    server: Vec<String>,
     /// Concurrent games.
     #[arg(long, default_value_t = 100)]
     games: usize,
@@ -50,9 +58,10 @@ struct Args {
     /// Game settings as JSON (partial: the level's defaults fill the rest).
     #[arg(long, default_value = r#"{"level":1,"game_clock":null}"#)]
     settings: String,
-    /// The server's pid, to report its RSS and CPU.
-    #[arg(long)]
-    server_pid: Option<u32>,
+    /// The server's pid, to report its RSS and CPU; repeat (or comma-separate) for every
+    /// node and the nats-server: their CPU is summed per move.
+    #[arg(long, value_delimiter = ',')]
+    server_pid: Vec<u32>,
     /// Connections opened at once while setting up.
     #[arg(long, default_value_t = 200)]
     connect_parallel: usize,
@@ -228,15 +237,21 @@ impl Replica {
 }
 
 /// A scripted player: seeks, plays its seat at the slot's pace, seeks again after the end.
+/// A player: lives on node `home`, seeks on node `seek_on` (the same, or another whose
+/// lobby pairs the game: see [`nodes`]).
 async fn player(
     args: Arc<Args>,
     settings: Settings,
     slot: Arc<Slot>,
-    index: usize,
+    (index, home, seek_on): (usize, usize, usize),
     (epoch, stop): (Instant, Instant),
     gate: Arc<Semaphore>,
 ) -> Result<Tally> {
-    let mut ws = connect(&args.server, &format!("load{index}"), &gate).await?;
+    let mut ws = connect(&args.server[home], &format!("load{index}"), &gate).await?;
+    let token = match home == seek_on {
+        true => None,
+        false => Some(nodes::welcome(&mut ws).await?),
+    };
     let interval = Duration::from_secs_f64(args.games as f64 / args.rate);
     let mut tally = Tally {
         opponent: Some(histogram()),
@@ -244,32 +259,25 @@ async fn player(
     };
     let mut turn_count = index as u64;
     'games: while Instant::now() < stop {
-        send(
-            &mut ws,
-            &ClientMessage::Seek {
-                settings: settings.clone(),
-                rated: None,
-            },
-        )
-        .await?;
-        let (game_id, seat, mut replica) = loop {
-            let msg = tokio::select! {
-                msg = next(&mut ws) => msg?,
-                _ = tokio::time::sleep_until(stop.into()) => break 'games,
-            };
-            match msg {
-                Some(Incoming::Message(ServerMessage::Snapshot(s))) => {
-                    break (
-                        s.game,
-                        s.seat.context("a player's snapshot has a seat")?,
-                        Replica::new(s.view.replica()?),
-                    )
-                }
-                Some(Incoming::Message(ServerMessage::Error { code, .. })) => tally.error(code),
-                Some(_) => {}
-                None => bail!("server closed the connection"),
+        let snapshot = match &token {
+            None => nodes::seek(&mut ws, &settings, stop, &mut tally).await?,
+            Some(token) => {
+                let mut lobby = nodes::connect_as(&args.server[seek_on], token, &gate).await?;
+                let paired = nodes::seek(&mut lobby, &settings, stop, &mut tally).await?;
+                let joined = match paired {
+                    Some(s) => nodes::join_home(&mut ws, s, stop, &mut tally).await?,
+                    None => None,
+                };
+                let _ = lobby.close(None).await;
+                joined
             }
         };
+        let Some(s) = snapshot else { break 'games };
+        let (game_id, seat, mut replica) = (
+            s.game,
+            s.seat.context("a player's snapshot has a seat")?,
+            Replica::new(s.view.replica()?),
+        );
         tally.games += 1;
         if seat == Player::Red {
             slot.game.send_replace(Some(game_id));
@@ -406,11 +414,11 @@ fn on_message(
 async fn watcher(
     args: Arc<Args>,
     slot: Arc<Slot>,
-    index: usize,
+    (index, node): (usize, usize),
     (epoch, stop): (Instant, Instant),
     gate: Arc<Semaphore>,
 ) -> Result<Tally> {
-    let mut ws = connect(&args.server, &format!("watch{index}"), &gate).await?;
+    let mut ws = connect(&args.server[node], &format!("watch{index}"), &gate).await?;
     let mut games = slot.game.subscribe();
     let mut tally = Tally {
         watcher: Some(histogram()),
@@ -462,92 +470,6 @@ async fn watcher(
     Ok(tally)
 }
 
-/// Resident memory (KiB) and CPU time (clock ticks) of a process, from /proc.
-fn process_usage(pid: u32) -> Option<(u64, u64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let rss = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    let cpu = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    Some((rss, cpu))
-}
-
-/// The server's timer-lateness histogram from its `/metrics`: (bucket bound in seconds,
-/// cumulative count) pairs.
-async fn lateness_buckets(server: &str) -> Option<Vec<(f64, u64)>> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let authority = server.split("://").nth(1)?.split('/').next()?;
-    let mut tcp = tokio::net::TcpStream::connect(authority).await.ok()?;
-    let request = format!("GET /metrics HTTP/1.0\r\nHost: {authority}\r\n\r\n");
-    tcp.write_all(request.as_bytes()).await.ok()?;
-    let mut body = String::new();
-    tcp.read_to_string(&mut body).await.ok()?;
-    let prefix = "tamsk_timer_lateness_seconds_bucket{le=\"";
-    let buckets: Vec<(f64, u64)> = body
-        .lines()
-        .filter_map(|line| {
-            let rest = line.strip_prefix(prefix)?;
-            let (le, count) = rest.split_once("\"} ")?;
-            let le = if le == "+Inf" {
-                f64::INFINITY
-            } else {
-                le.parse().ok()?
-            };
-            Some((le, count.trim().parse().ok()?))
-        })
-        .collect();
-    (!buckets.is_empty()).then_some(buckets)
-}
-
-/// Timer lateness over the window: the bucket bounds holding p50 and p99 of the deadlines
-/// the server handled between the two readings.
-fn print_lateness(before: &[(f64, u64)], after: &[(f64, u64)]) {
-    let delta: Vec<(f64, u64)> = after
-        .iter()
-        .zip(before)
-        .map(|(&(le, a), &(_, b))| (le, a.saturating_sub(b)))
-        .collect();
-    let total = delta.last().map_or(0, |&(_, n)| n);
-    let bound = |q: f64| {
-        let want = (q * total as f64).ceil() as u64;
-        delta
-            .iter()
-            .find(|&&(_, n)| n >= want)
-            .map_or(f64::INFINITY, |&(le, _)| le)
-    };
-    let ms = |s: f64| {
-        if s.is_finite() {
-            format!("<= {} ms", s * 1000.0)
-        } else {
-            "> largest bucket".into()
-        }
-    };
-    println!(
-        "server timer lateness (deaths, expiries, graces): n={total} p50 {} p99 {} p99.9 {} (bucket bounds)",
-        ms(bound(0.5)),
-        ms(bound(0.99)),
-        ms(bound(0.999))
-    );
-}
-
-fn print_histogram(name: &str, h: &Histogram<u64>) {
-    let ms = |us: u64| us as f64 / 1000.0;
-    println!(
-        "{name}: n={} p50={:.2} ms p99={:.2} ms p99.9={:.2} ms max={:.2} ms",
-        h.len(),
-        ms(h.value_at_quantile(0.5)),
-        ms(h.value_at_quantile(0.99)),
-        ms(h.value_at_quantile(0.999)),
-        ms(h.max())
-    );
-}
-
 fn check_loopback(url: &str) -> Result<()> {
     let host = url
         .split("://")
@@ -567,7 +489,10 @@ fn check_loopback(url: &str) -> Result<()> {
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Arc::new(Args::parse());
-    check_loopback(&args.server)?;
+    for server in &args.server {
+        check_loopback(server)?;
+    }
+    let nodes = args.server.len();
     let settings: Settings = serde_json::from_str(&args.settings).context("--settings")?;
     if args.games == 0 || args.rate <= 0.0 || args.duration <= 0.0 || args.duration > 3600.0 {
         bail!("--games must be positive, --rate positive, --duration in (0, 3600] seconds");
@@ -587,24 +512,26 @@ async fn main() -> Result<()> {
     let measure_until_us = (stop - epoch).as_micros() as u64;
     // Server CPU is measured over the same window as the moves.
     let usage_at_start = {
-        let pid = args.server_pid;
+        let pids = args.server_pid.clone();
         tokio::spawn(async move {
             tokio::time::sleep_until((epoch + setup_budget).into()).await;
             (
-                pid.and_then(process_usage),
+                pids.iter()
+                    .map(|&pid| process_usage(pid))
+                    .collect::<Vec<_>>(),
                 process_usage(std::process::id()),
             )
         })
     };
     let lateness_at_start = {
-        let server = args.server.clone();
+        let server = args.server[0].clone();
         tokio::spawn(async move {
             tokio::time::sleep_until((epoch + setup_budget).into()).await;
             lateness_buckets(&server).await
         })
     };
     let lateness_at_stop = {
-        let server = args.server.clone();
+        let server = args.server[0].clone();
         tokio::spawn(async move {
             tokio::time::sleep_until(stop.into()).await;
             lateness_buckets(&server).await
@@ -631,16 +558,22 @@ async fn main() -> Result<()> {
             turn_limit_ms: Some(3_600_000 - g as u64),
             ..settings.clone()
         };
+        // Paired on (and owned by) node g % n; the second player lives on the next node.
+        let seek_on = g % nodes;
         for seat in 0..2 {
             let (args, settings, slot, gate) =
                 (args.clone(), settings.clone(), slot.clone(), gate.clone());
             let index = g * 2 + seat;
-            tasks.spawn(player(args, settings, slot, index, (epoch, stop), gate));
+            let home = (seek_on + seat) % nodes;
+            let at = (index, home, seek_on);
+            tasks.spawn(player(args, settings, slot, at, (epoch, stop), gate));
         }
         for w in 0..args.watchers {
             let (args, slot, gate) = (args.clone(), slot.clone(), gate.clone());
             let index = g * args.watchers + w;
-            tasks.spawn(watcher(args, slot, index, (epoch, stop), gate));
+            // On the owner for half the games, on another node for the other half.
+            let node = (seek_on + g / nodes + w) % nodes;
+            tasks.spawn(watcher(args, slot, (index, node), (epoch, stop), gate));
         }
     }
     let mut total = Tally {
@@ -708,17 +641,31 @@ async fn main() -> Result<()> {
             (cpu1 - cpu0) as f64 / window
         );
     }
-    if let (Some(pid), Some((_, cpu0))) = (args.server_pid, before) {
-        if let Some((rss, cpu1)) = process_usage(pid) {
-            let ticks = 100.0; // USER_HZ on Linux
-            println!(
-                "server pid {pid}: RSS {:.1} MiB ({:.1} KB per socket), CPU {:.1} s ({:.0}% of one core)",
-                rss as f64 / 1024.0,
-                rss as f64 * 1.024 / sockets as f64,
-                (cpu1 - cpu0) as f64 / ticks,
-                (cpu1 - cpu0) as f64 / ticks / window * 100.0
-            );
-        }
+    // CPU of every process given (nodes and nats-server), summed per move.
+    let ticks = 100.0; // USER_HZ on Linux
+    let mut cpu_total = 0u64;
+    for (&pid, before) in args.server_pid.iter().zip(&before) {
+        let (Some((_, cpu0)), Some((rss, cpu1))) = (before, process_usage(pid)) else {
+            println!("server pid {pid}: not readable");
+            continue;
+        };
+        cpu_total += cpu1 - cpu0;
+        println!(
+            "server pid {pid}: RSS {:.1} MiB ({:.1} KB per socket), CPU {:.1} s ({:.0}% of one core)",
+            rss as f64 / 1024.0,
+            rss as f64 * 1.024 / sockets as f64,
+            (cpu1 - cpu0) as f64 / ticks,
+            (cpu1 - cpu0) as f64 / ticks / window * 100.0
+        );
+    }
+    if !args.server_pid.is_empty() && total.moves > 0 {
+        println!(
+            "server CPU per move over {} process(es) and {nodes} node(s): {:.0} us (CPU {:.1} s, {} moves)",
+            args.server_pid.len(),
+            cpu_total as f64 / ticks * 1e6 / total.moves as f64,
+            cpu_total as f64 / ticks,
+            total.moves
+        );
     }
     Ok(())
 }

@@ -274,6 +274,10 @@ pub struct Config {
     /// thread does not see.
     #[arg(skip = Config::default().precise_timer)]
     pub precise_timer: bool,
+    /// Fault drill (tests only, no flag): this node drops every n-th message of each game
+    /// stream it follows, as if NATS had lost it, to exercise the repair of gaps (0: off).
+    #[arg(skip = Config::default().fanout_loss_every)]
+    pub fanout_loss_every: u64,
 }
 
 /// Parses a duration given in milliseconds.
@@ -343,6 +347,7 @@ impl Default for Config {
             nats_url: None,
             node_id: None,
             lease: Duration::from_secs(6),
+            fanout_loss_every: 0,
             precise_timer: true,
             game_threads: 1,
             abort_ms: protocol::settings::Settings::default().abort_ms,

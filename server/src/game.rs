@@ -33,6 +33,9 @@ const RESUME_ROOM: usize = 16;
 struct Sub {
     peer: Peer,
     seat: Option<Player>,
+    /// The proxy of a client of another node: what is for everyone reaches it through
+    /// the game's one publication to the other nodes ([`crate::rooms::Relay`]).
+    remote: bool,
 }
 
 struct GameTask {
@@ -56,7 +59,7 @@ struct GameTask {
     /// that a crash could still lose.
     /// Its output: the database refused the end as a stale owner's.
     durable: Option<Pin<Box<dyn Future<Output = bool> + Send>>>,
-    held: Vec<Utf8Bytes>,
+    held: Vec<(Utf8Bytes, Option<Seq>)>,
     deferred: VecDeque<GameCmd>,
     /// Shutting down: stop once the end is stored and announced.
     stopping: bool,
@@ -297,8 +300,8 @@ impl GameTask {
     fn release(&mut self) {
         self.durable = None;
         self.playing = None;
-        for text in std::mem::take(&mut self.held) {
-            self.fan_out(&text);
+        for (text, seq) in std::mem::take(&mut self.held) {
+            self.fan_out(&text, seq);
         }
         self.refresh_summary();
         self.room.forget_absences();
@@ -544,11 +547,12 @@ impl GameTask {
     /// Sends a numbered change to everyone (held back while the end is being stored).
     fn send_event(&mut self, event: GameEvent) {
         let began = Instant::now();
+        let seq = Some(event.seq);
         let text = encode(&ServerMessage::Event(Box::new(event)));
         if self.durable.is_some() {
-            self.held.push(text);
+            self.held.push((text, seq));
         } else {
-            self.fan_out(&text);
+            self.fan_out(&text, seq);
         }
         let m = &self.rooms.metrics;
         m.events.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

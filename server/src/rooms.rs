@@ -55,6 +55,16 @@ pub enum GameCmd {
     },
 }
 
+/// Where a game hands the frames meant for everyone once, for the other nodes (issue 18):
+/// set by the cluster. The proxies of remote clients are skipped by a game's own fan-out;
+/// their nodes get each frame from this one publication and fan it out themselves.
+pub trait Relay: Send + Sync {
+    /// `conn` is the proxy of a client of another node.
+    fn is_remote(&self, conn: u64) -> bool;
+    /// One frame for every subscriber of `game` (`seq`: a numbered event's).
+    fn publish(&self, game: GameId, seq: Option<Seq>, text: &axum::extract::ws::Utf8Bytes);
+}
+
 /// A live game as the rest of the server sees it.
 #[derive(Clone)]
 pub struct GameHandle {
@@ -109,6 +119,8 @@ pub struct Rooms {
     pub io: Option<tokio::runtime::Handle>,
     /// Where finished games are published (ratings, tournaments).
     pub events: crate::events::GameEvents,
+    /// Set when this node is one of several (see [`Relay`]).
+    pub relay: std::sync::OnceLock<Arc<dyn Relay>>,
 }
 
 impl Rooms {
@@ -146,6 +158,7 @@ impl Rooms {
             metrics: Default::default(),
             alarms,
             events: Default::default(),
+            relay: Default::default(),
         }
     }
 

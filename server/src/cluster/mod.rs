@@ -17,16 +17,19 @@
 //!   subscribed, so "no responders" means nobody runs G). The owner represents that
 //!   client by a proxy [`Peer`] in the game task (so seats, presence, snapshots,
 //!   resumption with `after_seq`, watcher counts and answers are exactly those of a
-//!   local client); what the game queues for the proxy is published on
-//!   `tamsk.conn.<node>.<conn>`, to which the client's node subscribed before its first
-//!   request, and forwarded there to the client's socket, in order.
+//!   local client); what the game queues for that proxy alone (answers, snapshots, missed
+//!   events) is published on `tamsk.conn.<node>.<conn>`, to which the client's node
+//!   subscribed before its first request; what is for everyone is published once per
+//!   game on `tamsk.game.<G>.ev` and fanned out by each node ([`fanout`]).
+//! - **Time of remote actions.** Nodes' clocks are not shared: a command carries its age
+//!   (time since its frame was read, on the client's node) and the owner dates it that
+//!   much before its receipt, capped at [`AGE_CAP`]. Lag measurements travel the same way.
 //! - **Failover.** Every node scans the games the database says are live; one that runs
 //!   nowhere here and has no owner key (its lease expired: its node died) is claimed
 //!   with `create` (one node wins) and rebuilt from its journal by [`game::restore`]:
 //!   game time ran on meanwhile, and its players are away with a fresh grace until they
 //!   come back (to any node).
 
-use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -37,7 +40,7 @@ use bytes::Bytes;
 use dashmap::DashMap;
 use futures::StreamExt;
 use protocol::game::Action;
-use protocol::wire::{GameId, Seq, ServerMessage};
+use protocol::wire::{GameId, Seq};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -50,6 +53,16 @@ mod fence;
 mod nodes;
 pub use fence::pause_leases;
 pub use nodes::NODES_BUCKET;
+mod fanout;
+mod follow;
+
+/// Commands of one local connection waiting for the owners of remote games: its rate
+/// limit keeps it far below this; a client that fills it anyway is cut off.
+const FOLLOW_QUEUE: usize = 64;
+
+/// The most a command's age may move it back in time at the owner: as far as lag
+/// compensation itself goes, so a node cannot date actions earlier than that.
+pub const AGE_CAP: Duration = Duration::from_millis(protocol::lag::LAG_MAX_MS);
 
 /// The key-value bucket of the owners of live games.
 pub const BUCKET: &str = "tamsk_game_owners";
@@ -75,6 +88,10 @@ pub enum Op {
         action: Action,
     },
     Claim,
+    /// The client's measured round trip (for its seat's lag compensation).
+    Lag {
+        rtt_ms: u64,
+    },
     Rematch {
         accept: bool,
     },
@@ -90,6 +107,19 @@ pub struct RemoteCmd {
     pub player: Option<String>,
     pub reply: Option<Reply>,
     pub op: Op,
+    /// Microseconds since the client's node read the frame (see [`AGE_CAP`]).
+    #[serde(default)]
+    pub age_us: u64,
+}
+
+/// A command of a local connection on its way to a game's owner.
+pub(crate) struct Queued {
+    game: GameId,
+    cmd: RemoteCmd,
+    /// When its frame was read (its age is measured when it is sent).
+    read: Option<Instant>,
+    /// Sent by this node to repair a gap in the game's stream.
+    repair: bool,
 }
 
 /// The owner's answer: accepted (what follows comes on the connection's subject), or
@@ -122,11 +152,15 @@ pub struct Cluster {
     proxies: DashMap<(String, u64), Peer>,
     /// Client side: the command queue of each local connection that follows a game
     /// owned elsewhere.
-    followers: DashMap<u64, mpsc::UnboundedSender<(GameId, RemoteCmd)>>,
     /// The nodes' liveness bucket (see `nodes`).
     nodes: kv::Store,
     /// Owner side: the games each proxy joined or watches, by (node, conn).
     following: DashMap<(String, u64), HashSet<GameId>>,
+    followers: DashMap<u64, mpsc::Sender<Queued>>,
+    /// Owner side: the one publication of each game's frames to the other nodes.
+    relay: Arc<fanout::OwnerRelay>,
+    /// Client side: the remote games this node follows for its clients.
+    fans: fanout::Fans,
 }
 
 fn cmd_subject(game: GameId) -> String {
@@ -170,6 +204,10 @@ impl Cluster {
                 .map_err(|e| anyhow::anyhow!("JetStream key-value bucket {BUCKET}: {e}"))?,
         };
         let nodes = nodes::bucket(&js, lease).await?;
+        let relay = fanout::OwnerRelay::start(client.clone());
+        if rooms.relay.set(relay.clone()).is_err() {
+            anyhow::bail!("this node already joined a cluster");
+        }
         let cluster = Arc::new(Cluster {
             node,
             client,
@@ -183,6 +221,8 @@ impl Cluster {
             followers: DashMap::new(),
             nodes,
             following: DashMap::new(),
+            relay,
+            fans: Default::default(),
         });
         tracing::info!(node = %cluster.node, lease_ms = lease.as_millis() as u64, "joined the cluster");
         tokio::spawn(cluster.clone().lease_loop());
@@ -393,6 +433,7 @@ impl Cluster {
             if !p.is_gone() {
                 return p.clone();
             }
+            self.relay.remove_remote(p.conn);
         }
         let (tx, mut rx) =
             mpsc::channel::<axum::extract::ws::Utf8Bytes>(self.rooms.config.outbound_queue);
@@ -416,6 +457,7 @@ impl Cluster {
                 }
             }
         });
+        self.relay.add_remote(peer.conn);
         self.proxies.insert(key, peer.clone());
         peer
     }
@@ -431,6 +473,7 @@ impl Cluster {
         if let Op::Closed = cmd.op {
             self.following.remove(&(cmd.node.clone(), cmd.conn));
             if let Some((_, peer)) = self.proxies.remove(&(cmd.node.clone(), cmd.conn)) {
+                self.relay.remove_remote(peer.conn);
                 let _ = handle
                     .tx
                     .send(GameCmd::Unsubscribe {
@@ -438,6 +481,22 @@ impl Cluster {
                         reply: None,
                     })
                     .await;
+            }
+            return Answer::default();
+        }
+        // Dated when its node read it, not when it got here (at most AGE_CAP back).
+        let now = Instant::now();
+        let received = now
+            .checked_sub(Duration::from_micros(cmd.age_us).min(AGE_CAP))
+            .unwrap_or(now);
+        if let Op::Lag { rtt_ms } = cmd.op {
+            // Only for a client already in the game (a proxy exists), best effort.
+            if let Some(peer) = self.proxies.get(&(cmd.node.clone(), cmd.conn)) {
+                let _ = handle.tx.try_send(GameCmd::Lag {
+                    conn: peer.conn,
+                    rtt_ms,
+                    received,
+                });
             }
             return Answer::default();
         }
@@ -485,7 +544,7 @@ impl Cluster {
                     peer,
                     player,
                     action,
-                    received: Instant::now(),
+                    received,
                 },
                 None => return refuse("hello_first", "say hello first".into()),
             },
@@ -501,7 +560,7 @@ impl Cluster {
                 },
                 None => return refuse("hello_first", "say hello first".into()),
             },
-            Op::Closed => unreachable!("handled above"),
+            Op::Closed | Op::Lag { .. } => unreachable!("handled above"),
         };
         let follows = match &game_cmd {
             GameCmd::Subscribe { .. } => Some(true),
@@ -522,146 +581,6 @@ impl Cluster {
             Err(mpsc::error::TrySendError::Closed(_)) => {
                 refuse("unknown_game", format!("there is no live game {id}"))
             }
-        }
-    }
-
-    /// Client side: hands a command for a game this node does not run to its owner.
-    /// Returns false when it is not one that travels (a lag report).
-    pub fn forward(self: &Arc<Self>, game: GameId, cmd: GameCmd) -> bool {
-        let (peer, player, op) = match cmd {
-            GameCmd::Subscribe {
-                peer,
-                player,
-                after_seq,
-            } => {
-                let op = match player {
-                    Some(_) => Op::Join { after_seq },
-                    None => Op::Watch { after_seq },
-                };
-                (peer, player, op)
-            }
-            GameCmd::Unsubscribe {
-                reply: Some(peer), ..
-            } => (peer, None, Op::Leave { answer: true }),
-            GameCmd::Act {
-                peer,
-                player,
-                action,
-                ..
-            } => (peer, Some(player), Op::Act { action }),
-            GameCmd::ClaimAbandonment { peer, player } => (peer, Some(player), Op::Claim),
-            GameCmd::Rematch {
-                peer,
-                player,
-                accept,
-            } => (peer, Some(player), Op::Rematch { accept }),
-            GameCmd::Unsubscribe { reply: None, .. } | GameCmd::Lag { .. } => return false,
-        };
-        let cmd = RemoteCmd {
-            node: self.node.clone(),
-            conn: peer.conn,
-            player: player.map(|p| p.id.clone()),
-            reply: peer.reply.as_deref().cloned(),
-            op,
-        };
-        let tx = self
-            .followers
-            .entry(peer.conn)
-            .or_insert_with(|| {
-                let (tx, rx) = mpsc::unbounded_channel();
-                let base = peer.replying(None);
-                tokio::spawn(self.clone().follow(base, rx));
-                tx
-            })
-            .clone();
-        tx.send((game, cmd)).is_ok()
-    }
-
-    /// Client side: a local connection closed: its owners forget its proxies.
-    pub fn closed(&self, conn: u64) {
-        self.followers.remove(&conn);
-    }
-
-    /// Client side: the commands of one local connection, in order, and what the owners
-    /// send it.
-    async fn follow(
-        self: Arc<Self>,
-        peer: Peer,
-        mut rx: mpsc::UnboundedReceiver<(GameId, RemoteCmd)>,
-    ) {
-        let conn = peer.conn;
-        // Subscribed before the first request goes out (same NATS connection, so the
-        // server has the subscription before the owner answers).
-        let sub = match self.client.subscribe(conn_subject(&self.node, conn)).await {
-            Ok(sub) => sub,
-            Err(e) => {
-                tracing::error!(error = %e, "cannot follow a remote game");
-                self.followers.remove(&conn);
-                return;
-            }
-        };
-        let to_socket = peer.clone();
-        let forwarder = tokio::spawn(async move {
-            let mut sub = sub;
-            while let Some(msg) = sub.next().await {
-                let Ok(text) = String::from_utf8(msg.payload.to_vec()) else {
-                    continue;
-                };
-                if !to_socket.send(text.into()) {
-                    break;
-                }
-            }
-        });
-        let mut games = HashSet::new();
-        while let Some((game, cmd)) = rx.recv().await {
-            games.insert(game);
-            let reply = cmd.reply.clone();
-            let answer = self.request(game, &cmd).await;
-            if let Some((code, message)) = answer.error {
-                peer.replying(reply.map(Arc::new))
-                    .send_msg(&ServerMessage::Error {
-                        code,
-                        message,
-                        game: Some(game),
-                        id: None,
-                        server_ms: Some(crate::clock::unix_ms()),
-                        at_ms: None,
-                    });
-            }
-        }
-        for game in games {
-            let cmd = RemoteCmd {
-                node: self.node.clone(),
-                conn,
-                player: None,
-                reply: None,
-                op: Op::Closed,
-            };
-            let _ = self.request(game, &cmd).await;
-        }
-        forwarder.abort();
-    }
-
-    async fn request(&self, game: GameId, cmd: &RemoteCmd) -> Answer {
-        let body = serde_json::to_vec(cmd).expect("commands serialise");
-        let asked = self.client.request(cmd_subject(game), body.into());
-        match tokio::time::timeout(Duration::from_secs(5), asked).await {
-            Ok(Ok(msg)) => serde_json::from_slice(&msg.payload).unwrap_or_default(),
-            Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => Answer {
-                error: Some((
-                    "unknown_game".into(),
-                    format!("there is no live game {game}"),
-                )),
-            },
-            Ok(Err(e)) => Answer {
-                error: Some(("game_unreachable".into(), e.to_string())),
-            },
-            Err(_) => Answer {
-                error: Some((
-                    "game_unreachable".into(),
-                    "the game's node did not answer: try again in a moment".into(),
-                )),
-            },
         }
     }
 }

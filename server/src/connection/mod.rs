@@ -286,6 +286,10 @@ impl Conn {
                 });
             }
         }
+        // And the games owned by other nodes.
+        if let Some(cluster) = self.hub.cluster.get() {
+            cluster.lag(self.peer.conn, lag, received);
+        }
     }
 
     /// Tells the client what it did wrong, then closes with the code RFC 6455 gives it.

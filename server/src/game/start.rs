@@ -59,6 +59,7 @@ pub fn spawn(
         task.subs.push(Sub {
             peer: seeker.peer.clone(),
             seat: Some(seat),
+            remote: false,
         });
         task.send_snapshot(&seeker.peer, Some(seat));
     }
@@ -107,6 +108,7 @@ pub fn restore(
             task.subs.push(Sub {
                 peer: peer.clone(),
                 seat: Some(p),
+                remote: false,
             });
             task.send_snapshot(&peer, Some(p));
         } else {

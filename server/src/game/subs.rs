@@ -43,7 +43,8 @@ impl GameTask {
             peer.seated.add(self.id);
         }
         let conn = peer.conn;
-        self.subs.push(Sub { peer, seat });
+        let remote = self.rooms.relay.get().is_some_and(|r| r.is_remote(conn));
+        self.subs.push(Sub { peer, seat, remote });
         if let Some(rtt_ms) = known_lag {
             self.lag(conn, rtt_ms, Instant::now());
         }
@@ -132,7 +133,7 @@ impl GameTask {
             game: self.id,
             count,
         });
-        self.fan_out(&text);
+        self.fan_out(&text, None);
     }
 
     /// A connection measured its round trip: the room publishes it for its seat, if it
@@ -186,14 +187,21 @@ impl GameTask {
 
     /// Hands a frame to every subscriber, the seats first; those who are gone or too slow
     /// are dropped. A seat's frame may use its whole queue; a watcher's only the watch
-    /// backlog, so that watching never crowds out a connection's own games.
-    pub(super) fn fan_out(&mut self, text: &Utf8Bytes) {
+    /// backlog, so that watching never crowds out a connection's own games. The clients
+    /// of other nodes get it from one publication for them all (`seq`: a numbered
+    /// event's, by which their nodes keep each client's order exact).
+    pub(super) fn fan_out(&mut self, text: &Utf8Bytes, seq: Option<Seq>) {
+        if let Some(relay) = self.rooms.relay.get() {
+            if self.subs.iter().any(|s| s.remote) {
+                relay.publish(self.id, seq, text);
+            }
+        }
         let backlog = self.rooms.config.watch_backlog;
         let mut gone = Vec::new();
         let mut behind = Vec::new();
         for seats in [true, false] {
             self.subs.retain(|s| {
-                if s.seat.is_some() != seats {
+                if s.seat.is_some() != seats || s.remote {
                     return true;
                 }
                 let delivery = match s.seat {

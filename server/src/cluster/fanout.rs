@@ -1,0 +1,567 @@
+//! One publication per game event for all the other nodes (issue 18), and its fan-out on
+//! each node that has clients of the game.
+//!
+//! - **Owner side** ([`OwnerRelay`]): a game's frames for everyone (numbered events,
+//!   watcher counts) skip the proxies of remote clients and are published once on
+//!   `tamsk.game.<id>.ev`, as `<seq>\n<frame>` (an empty seq for a frame without one),
+//!   through one bounded queue per node. A frame that finds it full is dropped (counted,
+//!   logged): the receiving nodes see the gap and repair it.
+//! - **Follower side** ([`Fans`]): a node with any local player or watcher of a remote
+//!   game subscribes once (before its first request for the game goes out, so nothing
+//!   published after the owner answers can be missed) and hands each frame to its
+//!   clients' bounded queues as a game task does. A client's own frames (its snapshot,
+//!   its resumption's missed events, answers, errors) come on its connection's subject;
+//!   the two subjects are not ordered with respect to each other, so each client keeps
+//!   the seq it is at and gets an event only if it is the next one: stream events that
+//!   come before its snapshot wait in a short window ([`RECENT`]) and are handed over
+//!   after it; those it already has are skipped. A client stuck below the stream (a lost
+//!   message) is resumed with `after_seq` at the owner, silently: it gets the missing
+//!   events, in order, as if nothing happened (or a fresh snapshot, if the owner no
+//!   longer has them).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use axum::extract::ws::Utf8Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
+use dashmap::DashMap;
+use futures::StreamExt;
+use protocol::wire::{GameId, Seq, ServerMessage};
+use serde::Deserialize;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::{Cluster, Op, Queued, RemoteCmd};
+use crate::peer::{Delivery, Peer, CLOSE_FELL_BEHIND, CLOSE_SLOW};
+use crate::rooms::Relay;
+
+/// Events of a game a node keeps for a client whose snapshot comes after them.
+const RECENT: usize = 256;
+/// A client's gap is not asked for again within this long (its missed events may be on
+/// their way); it is looked at again then, events or not.
+const REPAIR_QUIET: Duration = Duration::from_millis(200);
+/// Frames for the other nodes waiting to be published, for all of a node's games.
+const PUBLISH_QUEUE: usize = 8192;
+
+pub(super) fn ev_subject(game: GameId) -> String {
+    format!("tamsk.game.{game}.ev")
+}
+
+/// Owner side: the proxies of remote clients, and the one publication of each frame.
+pub(super) struct OwnerRelay {
+    remote: DashMap<u64, ()>,
+    tx: mpsc::Sender<(GameId, Bytes)>,
+    /// Frames dropped because the publication queue was full.
+    pub(super) lost: AtomicU64,
+}
+
+impl OwnerRelay {
+    pub(super) fn start(client: async_nats::Client) -> Arc<OwnerRelay> {
+        let (tx, mut rx) = mpsc::channel::<(GameId, Bytes)>(PUBLISH_QUEUE);
+        tokio::spawn(async move {
+            while let Some((game, payload)) = rx.recv().await {
+                if client.publish(ev_subject(game), payload).await.is_err() {
+                    break;
+                }
+            }
+        });
+        Arc::new(OwnerRelay {
+            remote: DashMap::new(),
+            tx,
+            lost: AtomicU64::new(0),
+        })
+    }
+
+    pub(super) fn add_remote(&self, conn: u64) {
+        self.remote.insert(conn, ());
+    }
+
+    pub(super) fn remove_remote(&self, conn: u64) {
+        self.remote.remove(&conn);
+    }
+}
+
+impl Relay for OwnerRelay {
+    fn is_remote(&self, conn: u64) -> bool {
+        self.remote.contains_key(&conn)
+    }
+
+    fn publish(&self, game: GameId, seq: Option<Seq>, text: &Utf8Bytes) {
+        let mut buf = BytesMut::with_capacity(text.len() + 21);
+        if let Some(seq) = seq {
+            let _ = write!(buf, "{seq}");
+        }
+        buf.put_u8(b'\n');
+        buf.put_slice(text.as_bytes());
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send((game, buf.freeze())) {
+            let lost = self.lost.fetch_add(1, Ordering::Relaxed);
+            if lost.is_power_of_two() || lost == 0 {
+                tracing::warn!(game = %game, lost = lost + 1, "publication queue full: frame dropped (the other nodes repair the gap)");
+            }
+        }
+    }
+}
+
+/// A frame of a game stream: its seq (none for a watcher count) and the frame.
+fn parse_stream(payload: Bytes) -> Option<(Option<Seq>, Utf8Bytes)> {
+    let nl = payload.iter().position(|&b| b == b'\n')?;
+    let seq = match nl {
+        0 => None,
+        _ => Some(std::str::from_utf8(&payload[..nl]).ok()?.parse().ok()?),
+    };
+    let text = Utf8Bytes::try_from(payload.slice(nl + 1..)).ok()?;
+    Some((seq, text))
+}
+
+/// What a frame on a connection's subject is, as far as its order matters.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: &'a str,
+    game: Option<GameId>,
+    seq: Option<Seq>,
+    after_seq: Option<Seq>,
+}
+
+/// Follower side: the games this node follows for its clients.
+#[derive(Default)]
+pub(super) struct Fans {
+    games: DashMap<GameId, Arc<GameFan>>,
+    /// Creations and removals of fans, one at a time: a client joining never races the
+    /// removal of its game's fan.
+    changing: tokio::sync::Mutex<()>,
+    /// Per local connection: the remote games it is seated in (its lag goes to them).
+    seats: DashMap<u64, Vec<GameId>>,
+}
+
+pub(super) struct GameFan {
+    game: GameId,
+    state: Mutex<FanState>,
+    task: OnceLock<tokio::task::AbortHandle>,
+    /// Wakes the stream task when a client's frame set a new [`FanState::recheck`].
+    wake: tokio::sync::Notify,
+}
+
+#[derive(Default)]
+struct FanState {
+    clients: HashMap<u64, FanClient>,
+    /// The last [`RECENT`] events of the stream, by seq.
+    recent: BTreeMap<Seq, Utf8Bytes>,
+    /// The highest seq the stream brought.
+    top: Seq,
+    /// Stream messages received (for the loss drill).
+    received: u64,
+    /// When a client stuck below the stream during a quiet time is looked at again.
+    recheck: Option<Instant>,
+}
+
+struct FanClient {
+    peer: Peer,
+    /// Its player (a seat), for a repair's join.
+    player: Option<String>,
+    seat: bool,
+    /// The last event it was given; `None` until its snapshot or resumption comes.
+    at: Option<Seq>,
+    /// Repairs asked and not answered yet: their `resumed` is not passed on.
+    repairing: u32,
+    /// No repair is asked before this (one may be under way).
+    quiet_until: Option<Instant>,
+}
+
+/// What must be done once the fan's lock is released.
+enum Effect {
+    /// A watcher did not keep up: dropped from the game.
+    Behind { conn: u64, peer: Peer },
+    /// A client is stuck below the stream: resume it at the owner after `at`.
+    Repair { conn: u64, at: Seq, seat: bool },
+}
+
+impl FanClient {
+    fn deliver(&self, text: &Utf8Bytes, backlog: usize) -> Delivery {
+        if self.seat {
+            match self.peer.send(text.clone()) {
+                true => Delivery::Sent,
+                false => Delivery::Gone,
+            }
+        } else {
+            self.peer.send_watched(text.clone(), backlog)
+        }
+    }
+}
+
+impl FanState {
+    /// Gives `conn` the kept events that follow the one it is at, in order. False: it is
+    /// gone or behind (`effects` says which) and was removed.
+    fn advance(&mut self, conn: u64, backlog: usize, effects: &mut Vec<Effect>) -> bool {
+        let Some(c) = self.clients.get_mut(&conn) else {
+            return false;
+        };
+        while let Some(next) = c.at.and_then(|a| self.recent.get(&(a + 1))) {
+            match c.deliver(next, backlog) {
+                Delivery::Sent => c.at = c.at.map(|a| a + 1),
+                delivery => {
+                    self.drop_client(conn, delivery, effects);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn drop_client(&mut self, conn: u64, delivery: Delivery, effects: &mut Vec<Effect>) {
+        if let Some(c) = self.clients.remove(&conn) {
+            if delivery == Delivery::Behind {
+                effects.push(Effect::Behind { conn, peer: c.peer });
+            }
+        }
+    }
+
+    /// Asks for the repair of `conn` if it is stuck below the stream.
+    fn check_gap(&mut self, conn: u64, now: Instant, effects: &mut Vec<Effect>) {
+        let top = self.top;
+        let Some(c) = self.clients.get_mut(&conn) else {
+            return;
+        };
+        let Some(at) = c.at else { return };
+        if at >= top {
+            return;
+        }
+        if let Some(q) = c.quiet_until.filter(|&q| q > now) {
+            self.recheck = Some(self.recheck.map_or(q, |r| r.min(q)));
+            return;
+        }
+        c.repairing += 1;
+        c.quiet_until = Some(now + REPAIR_QUIET);
+        effects.push(Effect::Repair {
+            conn,
+            at,
+            seat: c.seat,
+        });
+    }
+}
+
+impl GameFan {
+    /// A frame of the game's stream.
+    fn on_stream(
+        &self,
+        seq: Option<Seq>,
+        text: Utf8Bytes,
+        backlog: usize,
+        loss_every: u64,
+    ) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        let mut st = self.state.lock().expect("fan lock");
+        st.received += 1;
+        if loss_every > 0 && st.received.is_multiple_of(loss_every) {
+            return effects;
+        }
+        let conns: Vec<u64> = st.clients.keys().copied().collect();
+        match seq {
+            None => {
+                for conn in conns {
+                    let Some(c) = st.clients.get(&conn) else {
+                        continue;
+                    };
+                    if c.at.is_none() {
+                        continue;
+                    }
+                    match c.deliver(&text, backlog) {
+                        Delivery::Sent => {}
+                        d => st.drop_client(conn, d, &mut effects),
+                    }
+                }
+            }
+            Some(seq) => {
+                st.top = st.top.max(seq);
+                st.recent.insert(seq, text);
+                while st.recent.len() > RECENT {
+                    st.recent.pop_first();
+                }
+                let now = Instant::now();
+                for conn in conns {
+                    if st.advance(conn, backlog, &mut effects) {
+                        st.check_gap(conn, now, &mut effects);
+                    }
+                }
+            }
+        }
+        effects
+    }
+
+    /// The quiet time of a stuck client is over: is it still stuck?
+    fn recheck(&self) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        let mut st = self.state.lock().expect("fan lock");
+        st.recheck = None;
+        let now = Instant::now();
+        let conns: Vec<u64> = st.clients.keys().copied().collect();
+        for conn in conns {
+            st.check_gap(conn, now, &mut effects);
+        }
+        effects
+    }
+
+    /// A frame of `conn`'s own that orders it in the game. False: `conn` does not follow
+    /// the game here (the frame goes straight to it).
+    fn on_direct(
+        &self,
+        conn: u64,
+        head: &Head,
+        text: Utf8Bytes,
+        backlog: usize,
+    ) -> (bool, Vec<Effect>) {
+        let mut effects = Vec::new();
+        let mut st = self.state.lock().expect("fan lock");
+        let Some(c) = st.clients.get_mut(&conn) else {
+            return (false, effects);
+        };
+        let delivered = match (head.kind, head.seq, head.after_seq) {
+            ("snapshot", Some(seq), _) => {
+                c.at = Some(seq);
+                c.repairing = c.repairing.saturating_sub(1);
+                c.quiet_until = None;
+                c.deliver(&text, backlog)
+            }
+            ("resumed", _, Some(after)) => {
+                // Never back: events it already has are not given twice.
+                c.at = Some(c.at.map_or(after, |a| a.max(after)));
+                // Its missed events follow on this subject: no repair meanwhile.
+                c.quiet_until = Some(Instant::now() + REPAIR_QUIET);
+                if c.repairing > 0 {
+                    c.repairing -= 1;
+                    Delivery::Sent
+                } else {
+                    c.deliver(&text, backlog)
+                }
+            }
+            ("event", Some(seq), _) => match c.at {
+                Some(a) if seq == a + 1 => {
+                    c.at = Some(seq);
+                    c.deliver(&text, backlog)
+                }
+                Some(a) if seq <= a => Delivery::Sent,
+                // Not expected (an event always follows its snapshot or `resumed`).
+                _ => {
+                    tracing::debug!(game = %self.game, conn, seq, "an event out of order: skipped");
+                    Delivery::Sent
+                }
+            },
+            _ => c.deliver(&text, backlog),
+        };
+        if delivered != Delivery::Sent {
+            st.drop_client(conn, delivered, &mut effects);
+            return (true, effects);
+        }
+        if st.advance(conn, backlog, &mut effects) {
+            let before = st.recheck;
+            st.check_gap(conn, Instant::now(), &mut effects);
+            if st.recheck != before {
+                self.wake.notify_one();
+            }
+        }
+        (true, effects)
+    }
+}
+
+impl Cluster {
+    /// Client side: `conn` follows `game` (a join or watch is about to go to its owner):
+    /// the game's stream is subscribed first; the client gets nothing from it until its
+    /// snapshot or resumption comes.
+    pub(super) async fn fan_add(
+        self: &Arc<Self>,
+        game: GameId,
+        peer: &Peer,
+        player: Option<String>,
+    ) {
+        let seat = player.is_some();
+        let _one = self.fans.changing.lock().await;
+        let fan = match self.fans.games.get(&game).map(|f| f.clone()) {
+            Some(fan) => fan,
+            None => {
+                let sub = match self.client.subscribe(ev_subject(game)).await {
+                    Ok(sub) => sub,
+                    Err(e) => {
+                        tracing::error!(game = %game, error = %e, "cannot follow a game's stream");
+                        return;
+                    }
+                };
+                let fan = Arc::new(GameFan {
+                    game,
+                    state: Mutex::new(FanState::default()),
+                    task: OnceLock::new(),
+                    wake: Default::default(),
+                });
+                let task = tokio::spawn(self.clone().stream(fan.clone(), sub));
+                let _ = fan.task.set(task.abort_handle());
+                self.fans.games.insert(game, fan.clone());
+                fan
+            }
+        };
+        fan.state.lock().expect("fan lock").clients.insert(
+            peer.conn,
+            FanClient {
+                peer: peer.clone(),
+                player,
+                seat,
+                at: None,
+                repairing: 0,
+                quiet_until: None,
+            },
+        );
+        if seat {
+            let mut games = self.fans.seats.entry(peer.conn).or_default();
+            if !games.contains(&game) {
+                games.push(game);
+            }
+        }
+    }
+
+    /// Client side: `conn` no longer follows `game` here; the stream is let go when
+    /// nobody here follows it.
+    pub(super) async fn fan_remove(&self, game: GameId, conn: u64) {
+        let _one = self.fans.changing.lock().await;
+        if let Some(mut games) = self.fans.seats.get_mut(&conn) {
+            games.retain(|&g| g != game);
+        }
+        self.fans
+            .seats
+            .remove_if(&conn, |_, games| games.is_empty());
+        let Some(fan) = self.fans.games.get(&game).map(|f| f.clone()) else {
+            return;
+        };
+        let empty = {
+            let mut st = fan.state.lock().expect("fan lock");
+            st.clients.remove(&conn);
+            st.clients.is_empty()
+        };
+        if empty {
+            self.fans.games.remove(&game);
+            if let Some(task) = fan.task.get() {
+                task.abort();
+            }
+        }
+    }
+
+    /// Client side: the remote games `conn` is seated in.
+    pub(super) fn remote_seats(&self, conn: u64) -> Vec<GameId> {
+        self.fans
+            .seats
+            .get(&conn)
+            .map(|g| g.clone())
+            .unwrap_or_default()
+    }
+
+    /// Client side: a frame on `conn`'s subject, handed to the socket in its game's order.
+    /// False: the connection is gone.
+    pub(super) fn direct(&self, conn: u64, to_socket: &Peer, text: Utf8Bytes) -> bool {
+        let head = serde_json::from_str::<Head>(&text)
+            .ok()
+            .filter(|h| matches!(h.kind, "snapshot" | "resumed" | "event") && h.game.is_some());
+        if let Some(head) = head {
+            let game = head.game.expect("filtered");
+            if let Some(fan) = self.fans.games.get(&game).map(|f| f.clone()) {
+                let backlog = self.rooms.config.watch_backlog;
+                let (handled, effects) = fan.on_direct(conn, &head, text.clone(), backlog);
+                self.apply(game, effects);
+                if handled {
+                    return !to_socket.is_gone();
+                }
+            }
+        }
+        to_socket.send(text)
+    }
+
+    /// Client side: the frames of one game's stream, to this node's clients of it.
+    async fn stream(self: Arc<Self>, fan: Arc<GameFan>, mut sub: async_nats::Subscriber) {
+        let backlog = self.rooms.config.watch_backlog;
+        let loss_every = self.rooms.config.fanout_loss_every;
+        loop {
+            let recheck = fan.state.lock().expect("fan lock").recheck;
+            let effects = tokio::select! {
+                msg = sub.next() => {
+                    let Some(msg) = msg else { break };
+                    let Some((seq, text)) = parse_stream(msg.payload) else {
+                        tracing::warn!(game = %fan.game, "a malformed frame on a game stream: ignored");
+                        continue;
+                    };
+                    fan.on_stream(seq, text, backlog, loss_every)
+                }
+                _ = tokio::time::sleep_until(recheck.unwrap_or_else(Instant::now)), if recheck.is_some() => fan.recheck(),
+                _ = fan.wake.notified() => continue,
+            };
+            self.apply(fan.game, effects);
+        }
+    }
+
+    fn apply(&self, game: GameId, effects: Vec<Effect>) {
+        for effect in effects {
+            match effect {
+                Effect::Behind { conn, peer } => {
+                    // As a game task does (`watcher_fell_behind`): told why, in the part
+                    // of its queue kept for its own traffic, and closed unless it is
+                    // seated somewhere; its owner forgets it (the watcher count).
+                    let backlog = self.rooms.config.watch_backlog;
+                    tracing::info!(game = %game, conn, "remote watcher fell behind: dropped");
+                    self.rooms
+                        .metrics
+                        .watchers_dropped
+                        .fetch_add(1, Ordering::Relaxed);
+                    peer.send_msg(&ServerMessage::Error {
+                        code: "fell_behind".into(),
+                        message: format!("{backlog} messages of game {game} were waiting for you: you are no longer watching it (watch again for a fresh snapshot)"),
+                        game: Some(game),
+                        id: None,
+                        server_ms: None,
+                        at_ms: None,
+                    });
+                    if peer.seated.list().is_empty() && self.remote_seats(conn).is_empty() {
+                        peer.kill.kill(CLOSE_SLOW, CLOSE_FELL_BEHIND);
+                    }
+                    self.enqueue(conn, game, Op::Leave { answer: false }, false);
+                }
+                Effect::Repair { conn, at, seat } => {
+                    tracing::debug!(game = %game, conn, after_seq = at, "a gap in a game's stream: resuming the client at its owner");
+                    let op = match seat {
+                        true => Op::Join {
+                            after_seq: Some(at),
+                        },
+                        false => Op::Watch {
+                            after_seq: Some(at),
+                        },
+                    };
+                    self.enqueue(conn, game, op, true);
+                }
+            }
+        }
+    }
+
+    /// Queues a command of this node's own for `conn` (best effort: a full queue skips
+    /// it; a gap is asked again at the next event).
+    pub(super) fn enqueue(&self, conn: u64, game: GameId, op: Op, repair: bool) -> bool {
+        let Some(tx) = self.followers.get(&conn).map(|t| t.clone()) else {
+            return false;
+        };
+        // A seat's repair must name its player (the owner checks the seat).
+        let player = self.fans.games.get(&game).and_then(|f| {
+            let st = f.state.lock().expect("fan lock");
+            st.clients.get(&conn).and_then(|c| c.player.clone())
+        });
+        tx.try_send(Queued {
+            game,
+            cmd: RemoteCmd {
+                node: self.node.clone(),
+                conn,
+                player,
+                reply: None,
+                op,
+                age_us: 0,
+            },
+            read: None,
+            repair,
+        })
+        .is_ok()
+    }
+}

@@ -1,0 +1,226 @@
+//! Client side of a game owned by another node: the commands of each local connection
+//! go to the owner in order, through a bounded queue, with the age of each; what the
+//! owner sends that connection alone comes back on its subject.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use protocol::wire::{GameId, ServerMessage};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::{cmd_subject, conn_subject, Answer, Cluster, Op, Queued, RemoteCmd, FOLLOW_QUEUE};
+use crate::peer::{Peer, CLOSE_SLOW};
+use crate::rooms::GameCmd;
+
+impl Cluster {
+    /// Client side: hands a command for a game this node does not run to its owner.
+    /// Returns false when it is not one that travels (a lag report goes by [`Cluster::lag`]),
+    /// or when the connection was cut off for filling its queue.
+    pub fn forward(self: &Arc<Self>, game: GameId, cmd: GameCmd) -> bool {
+        let (peer, player, op, read) = match cmd {
+            GameCmd::Subscribe {
+                peer,
+                player,
+                after_seq,
+            } => {
+                let op = match player {
+                    Some(_) => Op::Join { after_seq },
+                    None => Op::Watch { after_seq },
+                };
+                (peer, player, op, None)
+            }
+            GameCmd::Unsubscribe {
+                reply: Some(peer), ..
+            } => (peer, None, Op::Leave { answer: true }, None),
+            GameCmd::Act {
+                peer,
+                player,
+                action,
+                received,
+            } => (peer, Some(player), Op::Act { action }, Some(received)),
+            GameCmd::ClaimAbandonment { peer, player } => (peer, Some(player), Op::Claim, None),
+            GameCmd::Rematch {
+                peer,
+                player,
+                accept,
+            } => (peer, Some(player), Op::Rematch { accept }, None),
+            GameCmd::Unsubscribe { reply: None, .. } | GameCmd::Lag { .. } => return false,
+        };
+        let cmd = RemoteCmd {
+            node: self.node.clone(),
+            conn: peer.conn,
+            player: player.map(|p| p.id.clone()),
+            reply: peer.reply.as_deref().cloned(),
+            op,
+            age_us: 0,
+        };
+        let tx = self
+            .followers
+            .entry(peer.conn)
+            .or_insert_with(|| {
+                let (tx, rx) = mpsc::channel(FOLLOW_QUEUE);
+                let base = peer.replying(None);
+                tokio::spawn(self.clone().follow(base, rx));
+                tx
+            })
+            .clone();
+        let queued = Queued {
+            game,
+            cmd,
+            read,
+            repair: false,
+        };
+        match tx.try_send(queued) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                // As a client that stops reading: its commands pile up faster than the
+                // owners answer them.
+                peer.kill.kill(
+                    CLOSE_SLOW,
+                    "too many commands waiting for games on other nodes",
+                );
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    /// Client side: a local connection measured its round trip: the owners of the
+    /// remote games it is seated in are told (best effort, as for local games).
+    pub fn lag(&self, conn: u64, rtt_ms: u64, received: Instant) {
+        for game in self.remote_seats(conn) {
+            let Some(tx) = self.followers.get(&conn).map(|t| t.clone()) else {
+                return;
+            };
+            let _ = tx.try_send(Queued {
+                game,
+                cmd: RemoteCmd {
+                    node: self.node.clone(),
+                    conn,
+                    player: None,
+                    reply: None,
+                    op: Op::Lag { rtt_ms },
+                    age_us: 0,
+                },
+                read: Some(received),
+                repair: false,
+            });
+        }
+    }
+
+    /// Client side: a local connection closed: its owners forget its proxies.
+    pub fn closed(&self, conn: u64) {
+        self.followers.remove(&conn);
+    }
+
+    /// Client side: the commands of one local connection, in order, and what the owners
+    /// send it.
+    async fn follow(self: Arc<Self>, peer: Peer, mut rx: mpsc::Receiver<Queued>) {
+        let conn = peer.conn;
+        // Subscribed before the first request goes out (same NATS connection, so the
+        // server has the subscription before the owner answers).
+        let sub = match self.client.subscribe(conn_subject(&self.node, conn)).await {
+            Ok(sub) => sub,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot follow a remote game");
+                self.followers.remove(&conn);
+                return;
+            }
+        };
+        let to_socket = peer.clone();
+        let cluster = self.clone();
+        let forwarder = tokio::spawn(async move {
+            let mut sub = sub;
+            while let Some(msg) = sub.next().await {
+                let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(msg.payload) else {
+                    continue;
+                };
+                if !cluster.direct(conn, &to_socket, text) {
+                    break;
+                }
+            }
+        });
+        let mut games = HashSet::new();
+        while let Some(Queued {
+            game,
+            mut cmd,
+            read,
+            repair,
+        }) = rx.recv().await
+        {
+            games.insert(game);
+            let following = matches!(cmd.op, Op::Join { .. } | Op::Watch { .. });
+            match &cmd.op {
+                // The game's stream first: nothing published after the owner's answer
+                // is missed. A repair keeps the client's place.
+                Op::Join { .. } | Op::Watch { .. } if !repair => {
+                    let player = match cmd.op {
+                        Op::Join { .. } => cmd.player.clone(),
+                        _ => None,
+                    };
+                    self.fan_add(game, &peer, player).await;
+                }
+                Op::Leave { .. } => self.fan_remove(game, conn).await,
+                _ => {}
+            }
+            let reply = cmd.reply.clone();
+            if let Some(read) = read {
+                cmd.age_us = read.elapsed().as_micros() as u64;
+            }
+            let answer = self.request(game, &cmd).await;
+            if let Some((code, message)) = answer.error {
+                if following {
+                    self.fan_remove(game, conn).await;
+                }
+                peer.replying(reply.map(Arc::new))
+                    .send_msg(&ServerMessage::Error {
+                        code,
+                        message,
+                        game: Some(game),
+                        id: None,
+                        server_ms: Some(crate::clock::unix_ms()),
+                        at_ms: None,
+                    });
+            }
+        }
+        for game in games {
+            self.fan_remove(game, conn).await;
+            let cmd = RemoteCmd {
+                node: self.node.clone(),
+                conn,
+                player: None,
+                reply: None,
+                op: Op::Closed,
+                age_us: 0,
+            };
+            let _ = self.request(game, &cmd).await;
+        }
+        forwarder.abort();
+    }
+
+    async fn request(&self, game: GameId, cmd: &RemoteCmd) -> Answer {
+        let body = serde_json::to_vec(cmd).expect("commands serialise");
+        let asked = self.client.request(cmd_subject(game), body.into());
+        match tokio::time::timeout(Duration::from_secs(5), asked).await {
+            Ok(Ok(msg)) => serde_json::from_slice(&msg.payload).unwrap_or_default(),
+            Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => Answer {
+                error: Some((
+                    "unknown_game".into(),
+                    format!("there is no live game {game}"),
+                )),
+            },
+            Ok(Err(e)) => Answer {
+                error: Some(("game_unreachable".into(), e.to_string())),
+            },
+            Err(_) => Answer {
+                error: Some((
+                    "game_unreachable".into(),
+                    "the game's node did not answer: try again in a moment".into(),
+                )),
+            },
+        }
+    }
+}
