@@ -21,6 +21,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 pub mod browser;
+pub mod nodes;
 pub mod pages;
 pub mod proxy;
 pub mod services;
@@ -176,7 +177,12 @@ impl Client {
 
     /// Connects and says hello with a token; returns the games listed in the welcome.
     pub async fn returning(server: &TestServer, token: &str) -> (Client, Vec<GameId>) {
-        let mut c = Client::connect(server).await;
+        Client::returning_at(server.addr, token).await
+    }
+
+    /// [`Client::returning`] to the server at `addr`.
+    pub async fn returning_at(addr: SocketAddr, token: &str) -> (Client, Vec<GameId>) {
+        let mut c = Client::connect_to(addr).await;
         c.send(&ClientMessage::Hello {
             version: PROTOCOL_VERSION,
             name: None,
