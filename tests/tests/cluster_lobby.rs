@@ -115,6 +115,16 @@ async fn an_open_seek_made_on_one_node_is_listed_and_taken_on_another() {
     // Made on b, taken on c.
     let mut x = Client::new_player_at(b.addr, "Xavier").await;
     let mut y = Client::new_player_at(c.addr, "Yolanda").await;
+    // Withdrawn on b: gone from c's list too.
+    seek(&mut x, &blitz()).await;
+    x.send(&ClientMessage::CancelSeek).await;
+    match x.recv().await {
+        ServerMessage::SeekCancelled => {}
+        other => panic!("expected seek_cancelled, got {other:?}"),
+    }
+    assert!(list_seeks(&mut y).await.is_empty());
+    x.send(&ClientMessage::CancelSeek).await;
+    x.expect_error("not_seeking").await;
     seek(&mut x, &blitz()).await;
     let seeks = list_seeks(&mut y).await;
     assert_eq!(seeks.len(), 1, "{seeks:?}");
