@@ -95,7 +95,10 @@ pub async fn try_run_with(
             Box::pin(async move { weak.upgrade()?.player_by_id(&id).await.ok().flatten() })
         });
         let cluster = cluster::Cluster::start(rooms.clone(), url, resolve).await?;
+        let host = Arc::new(hub::cluster_lobby::HubLobby(Arc::downgrade(&hub)));
+        let lobby = cluster::lobby::ClusterLobby::start(cluster.clone(), host).await?;
         let _ = hub.cluster.set(cluster);
+        let _ = hub.cluster_lobby.set(lobby);
     }
     *hub.bot.ratings.lock().expect("ratings lock") = store.ratings_of(bot::BOT_ID).await?;
     let weak = Arc::downgrade(&hub);

@@ -17,6 +17,9 @@ async fn two_players_on_two_nodes_play_a_whole_game_watched_from_a_third() {
         return;
     };
     let a = TestServer::start_with(node_config(&db, &nats, "a")).await;
+    // A welcome proves `a` serves: it leads the lobby, so the games its lobby pairs run
+    // on it (see cluster/lobby.rs).
+    Client::new_player(&a, "First").await;
     let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
     let c = TestServer::start_with(node_config(&db, &nats, "c")).await;
     let kv = owners(&nats).await;
@@ -149,6 +152,8 @@ async fn when_the_owner_dies_another_node_takes_the_game_and_players_resume_ther
         ..node_config(&db, &nats, node)
     };
     let mut a = Node::start(config("a"));
+    // Node a leads the lobby (it serves before b starts), so the game runs on a.
+    Client::new_player_at(a.addr, "FirstF").await;
     let b = TestServer::start_with(config("b")).await;
     let kv = owners(&nats).await;
 

@@ -29,6 +29,9 @@
 //!   with `create` (one node wins) and rebuilt from its journal by [`game::restore`]:
 //!   game time ran on meanwhile, and its players are away with a fresh grace until they
 //!   come back (to any node).
+//! - **The lobby** is one for all nodes, kept by an elected leader: see [`lobby`].
+
+pub mod lobby;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -161,6 +164,8 @@ pub struct Cluster {
     relay: Arc<fanout::OwnerRelay>,
     /// Client side: the remote games this node follows for its clients.
     fans: fanout::Fans,
+    /// Held while claiming new games, by the lease loop or at once by [`Cluster::claim`].
+    claims: tokio::sync::Mutex<()>,
 }
 
 fn cmd_subject(game: GameId) -> String {
@@ -223,6 +228,7 @@ impl Cluster {
             following: DashMap::new(),
             relay,
             fans: Default::default(),
+            claims: Default::default(),
         });
         tracing::info!(node = %cluster.node, lease_ms = lease.as_millis() as u64, "joined the cluster");
         tokio::spawn(cluster.clone().lease_loop());
@@ -274,6 +280,7 @@ impl Cluster {
 
     /// Claims the local games that have no key yet (new ones).
     async fn claim_new(self: &Arc<Self>) {
+        let _claiming = self.claims.lock().await;
         let new: Vec<GameId> = self
             .rooms
             .games
@@ -292,6 +299,30 @@ impl Cluster {
                     }
                     self.foreign.insert(id, ());
                 }
+            }
+        }
+    }
+
+    /// Claims a game started here at once rather than at the loop's next turn: the lobby
+    /// starts games with players on other nodes, whose first command must find the game's
+    /// subject served. True if this node owns it.
+    async fn claim(self: &Arc<Self>, id: GameId) -> bool {
+        let _claiming = self.claims.lock().await;
+        if self.owned.contains_key(&id) {
+            return true;
+        }
+        if self.foreign.contains_key(&id) || !self.rooms.games.contains_key(&id) {
+            return false;
+        }
+        match self.create(id).await {
+            Ok(revision) => {
+                self.own(id, revision).await;
+                true
+            }
+            Err(e) => {
+                tracing::error!(game = %id, error = %e, "a new game is owned by another node");
+                self.foreign.insert(id, ());
+                false
             }
         }
     }

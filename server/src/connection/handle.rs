@@ -47,6 +47,10 @@ impl Conn {
                 return;
             }
         };
+        // Several nodes: the lobby and the list of games are every node's.
+        if self.across_nodes(&msg, &me).await {
+            return;
+        }
         match msg {
             ClientMessage::Hello {
                 version,
@@ -336,7 +340,11 @@ impl Conn {
     /// This connection as a seeker for a new game, unless the server takes no new games.
     /// `answers`: the new game's snapshot (or `challenge_sent`) answers the message being
     /// handled (and echoes its id); a waiting seek's later snapshot does not.
-    fn new_game_seeker(&self, me: Option<Arc<PlayerRec>>, answers: bool) -> Option<Seeker> {
+    pub(super) fn new_game_seeker(
+        &self,
+        me: Option<Arc<PlayerRec>>,
+        answers: bool,
+    ) -> Option<Seeker> {
         if self.hub.closed_for_new_games() {
             self.error("shutting_down", "the server is shutting down", None);
             return None;

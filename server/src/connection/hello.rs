@@ -149,13 +149,22 @@ impl Conn {
             return;
         }
         tracing::info!(conn = self.peer.conn, player = %player.id, "hello");
+        // Several nodes: his live games anywhere; and he is online at the lobby's leader
+        // before he can act on his welcome (a challenge to him must find him).
+        let games = match self.hub.cluster_lobby.get() {
+            Some(lobby) => {
+                lobby.said_hello(&player, &self.peer).await;
+                lobby.games_of(&player.id).await
+            }
+            None => self.hub.games_of(&player.id),
+        };
         self.send(&ServerMessage::Welcome {
             version: PROTOCOL_VERSION,
             player_id: player.id.clone(),
             name: player.name.clone(),
             token,
             server_ms: unix_ms(),
-            games: self.hub.games_of(&player.id),
+            games,
         });
         self.hub.online_add(&player, self.peer.clone());
         self.me = Some(player);

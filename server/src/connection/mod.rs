@@ -24,6 +24,7 @@ mod hello;
 mod socket;
 
 use socket::{Event, Socket};
+mod remote_lobby;
 
 /// Close codes (RFC 6455, 7.4.1).
 const CLOSE_NORMAL: u16 = 1000;
@@ -426,6 +427,9 @@ impl Conn {
         // The owners of games on other nodes drop this connection's proxies.
         if let Some(cluster) = self.hub.cluster.get() {
             cluster.closed(self.peer.conn);
+        }
+        if let Some(lobby) = self.hub.cluster_lobby.get() {
+            lobby.closed(self.peer.conn);
         }
         tracing::debug!(conn = self.peer.conn, "disconnected");
     }

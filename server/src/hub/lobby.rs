@@ -459,10 +459,15 @@ impl Hub {
 
     /// Every challenge closed (shutdown).
     pub fn close_all_challenges(&self) {
+        self.close_all_challenges_because("shutting_down");
+    }
+
+    /// Every challenge closed, for this `reason`.
+    pub fn close_all_challenges_because(&self, reason: &str) {
         let mut lobby = self.lobby();
         let all: Vec<Challenge> = lobby.challenges.drain().map(|(_, c)| c).collect();
         for c in all {
-            close_challenge(&lobby, &c, "shutting_down");
+            close_challenge(&lobby, &c, reason);
         }
     }
 

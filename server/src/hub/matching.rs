@@ -100,7 +100,10 @@ pub fn spawn_sweeper(hub: &Arc<Hub>) {
             if hub.closed_for_new_games() {
                 return;
             }
-            hub.sweep_seeks();
+            // Several nodes: only the lobby's leader pairs (within its lease).
+            if hub.lobby_is_here() {
+                hub.sweep_seeks();
+            }
         }
     });
 }

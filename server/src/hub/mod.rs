@@ -2,6 +2,7 @@
 //! budgets, over the live games ([`Rooms`]). The layer above the games and the lobby's
 //! pure state; connections and HTTP sit on top of it.
 
+pub mod cluster_lobby;
 mod lobby;
 mod matching;
 pub mod metrics;
@@ -85,6 +86,8 @@ pub struct Hub {
     pub tournaments: crate::hub::tournament::Tournaments,
     /// The other nodes (`--nats`): games owned elsewhere are reached through it.
     pub cluster: std::sync::OnceLock<Arc<crate::cluster::Cluster>>,
+    /// The lobby shared by the nodes (`--nats`), see [`cluster_lobby`].
+    pub cluster_lobby: std::sync::OnceLock<Arc<crate::cluster::lobby::ClusterLobby>>,
 }
 
 impl std::ops::Deref for Hub {
@@ -120,6 +123,7 @@ impl Hub {
             rooms: Arc::new(Rooms::new(config, store)),
             tournaments: Default::default(),
             cluster: Default::default(),
+            cluster_lobby: Default::default(),
             bot,
             players: DashMap::new(),
             next_forget: Default::default(),
@@ -160,6 +164,11 @@ impl Hub {
     /// client is told; then waits until the live games are over or `drain` has passed.
     pub async fn drain(&self, drain: std::time::Duration) {
         self.draining.store(true, Ordering::SeqCst);
+        // Several nodes: another takes the lobby at once; the seekers of the others are
+        // told by their own nodes, not `shutting_down` by this one.
+        if let Some(lobby) = self.cluster_lobby.get() {
+            lobby.resign().await;
+        }
         self.cancel_all_seeks();
         self.close_all_challenges();
         self.broadcast(&protocol::wire::LobbyMessage::ShuttingDown {

@@ -1,0 +1,148 @@
+//! The leader's side: the lobby messages of other nodes' clients, served one at a time,
+//! and the relays that carry what the lobby and the games send those clients.
+
+use super::*;
+
+impl ClusterLobby {
+    /// Leader side: a remote connection closed (or its node died).
+    pub(super) fn gone(&self, node: &str, conn: u64) {
+        let Some((_, relay)) = self.relays.remove(&(node.to_string(), conn)) else {
+            return;
+        };
+        self.cluster
+            .proxies
+            .remove_if(&(node.to_string(), conn), |_, p| p.conn == relay.peer.conn);
+        self.host.lobby_op(
+            LobbyOp::Gone,
+            Seeker {
+                player: relay.player.clone(),
+                peer: relay.peer.clone(),
+            },
+        );
+        relay.peer.kill.kill(1001, "connection closed");
+    }
+
+    /// Leader side: the relay of a remote connection (made on its first message).
+    fn relay(&self, node: &str, conn: u64, player: &Arc<PlayerRec>) -> Option<Peer> {
+        let key = (node.to_string(), conn);
+        if let Some(r) = self.relays.get(&key) {
+            return Some(r.peer.clone());
+        }
+        if self.relays.len() >= MAX_RELAYS {
+            return None;
+        }
+        let rooms = &self.cluster.rooms;
+        let (tx, rx) = mpsc::channel(rooms.config.outbound_queue);
+        let peer = Peer {
+            conn: rooms.next_conn_id(),
+            tx,
+            kill: Default::default(),
+            seated: Default::default(),
+            reply: None,
+        };
+        tokio::spawn(relay_out(
+            self.cluster.clone(),
+            peer.clone(),
+            node.to_string(),
+            conn,
+            rx,
+        ));
+        self.cluster.proxies.insert(key.clone(), peer.clone());
+        self.relays.insert(
+            key,
+            Relay {
+                peer: peer.clone(),
+                player: player.clone(),
+                online: false,
+            },
+        );
+        Some(peer)
+    }
+
+    /// Leader side: serves the lobby messages of the other nodes' clients, one at a time.
+    pub(super) async fn serve(self: Arc<Self>, mut sub: async_nats::Subscriber) {
+        while let Some(msg) = sub.next().await {
+            let outcome = match serde_json::from_slice::<LobbyReq>(&msg.payload) {
+                Ok(req) => self.serve_one(req).await,
+                Err(e) => Outcome::Unavailable(format!("bad lobby request: {e}")),
+            };
+            if let Some(reply) = msg.reply {
+                let body = serde_json::to_vec(&outcome).expect("outcomes serialise");
+                let _ = self.cluster.client.publish(reply, body.into()).await;
+            }
+        }
+    }
+
+    async fn serve_one(&self, req: LobbyReq) -> Outcome {
+        if let LobbyOp::Gone = req.op {
+            self.gone(&req.node, req.conn);
+            return Outcome::Done;
+        }
+        if !self.leading() {
+            return Outcome::Unavailable("this node does not lead the lobby".into());
+        }
+        match req.op {
+            LobbyOp::ListSeeks => return self.host.lobby_list(false),
+            LobbyOp::ListPlayers => return self.host.lobby_list(true),
+            _ => {}
+        }
+        let Some(id) = req.player else {
+            return Outcome::Unavailable("say hello first".into());
+        };
+        let Some(player) = (self.cluster.resolve)(id.clone()).await else {
+            return Outcome::Unavailable(format!("unknown player {id}"));
+        };
+        let Some(relay) = self.relay(&req.node, req.conn, &player) else {
+            return Outcome::Unavailable("the lobby is full: try again later".into());
+        };
+        if let LobbyOp::Online = req.op {
+            let key = (req.node.clone(), req.conn);
+            let already = self
+                .relays
+                .get_mut(&key)
+                .is_none_or(|mut r| std::mem::replace(&mut r.online, true));
+            if already {
+                return Outcome::Done;
+            }
+        }
+        // The term is checked again right before the pairing (see the module's comment):
+        // resolving the player may have waited for the database.
+        if !self.leading() {
+            return Outcome::Unavailable("this node does not lead the lobby".into());
+        }
+        let peer = relay.replying(req.reply.map(Arc::new));
+        self.host.lobby_op(req.op, Seeker { player, peer })
+    }
+}
+
+/// Leader side: publishes what is queued for a remote connection, in order. A frame of a
+/// game this node has not claimed yet waits for the claim (the first frames of a game
+/// just started by a pairing): the client's first command must find the game served.
+async fn relay_out(
+    cluster: Arc<Cluster>,
+    peer: Peer,
+    node: String,
+    conn: u64,
+    mut rx: mpsc::Receiver<axum::extract::ws::Utf8Bytes>,
+) {
+    let subject = to_subject(&node);
+    let mut known: HashSet<GameId> = HashSet::new();
+    while let Some(text) = rx.recv().await {
+        let seated = peer.seated.list();
+        known.retain(|g| seated.contains(g));
+        for game in seated {
+            if !known.insert(game) {
+                continue;
+            }
+            if cluster.rooms.games.contains_key(&game) {
+                cluster.claim(game).await;
+            }
+            let paired = frame(conn, FRAME_PAIRED, game.to_string().as_bytes());
+            let _ = cluster.client.publish(subject.clone(), paired).await;
+        }
+        let body = frame(conn, FRAME_TEXT, text.as_bytes());
+        if cluster.client.publish(subject.clone(), body).await.is_err() {
+            break;
+        }
+    }
+}

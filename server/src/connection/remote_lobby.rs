@@ -1,0 +1,98 @@
+//! Several nodes: the lobby messages of a connection whose node does not lead the lobby
+//! go to the leader ([`crate::cluster::lobby`]); the live games listed to it are every
+//! node's.
+
+use std::sync::Arc;
+
+use protocol::wire::{ClientMessage, LobbyMessage, ServerMessage};
+
+use crate::cluster::lobby::{LobbyOp, Outcome};
+use crate::peer::PlayerRec;
+
+use super::*;
+
+impl Conn {
+    /// Handles `msg` through the other nodes when it is theirs too; false when it is this
+    /// node's alone (handled as on a single node).
+    pub(super) async fn across_nodes(
+        &mut self,
+        msg: &ClientMessage,
+        me: &Option<Arc<PlayerRec>>,
+    ) -> bool {
+        let Some(lobby) = self.hub.cluster_lobby.get().cloned() else {
+            return false;
+        };
+        if let ClientMessage::ListGames = msg {
+            let games = lobby.summaries().await;
+            self.send(&ServerMessage::Games { games });
+            return true;
+        }
+        if !lobby.remote() {
+            return false;
+        }
+        // Messages that may start a game are checked here as on one node.
+        let (op, starts) = match msg.clone() {
+            ClientMessage::Seek { settings, rated } => (LobbyOp::Seek { settings, rated }, true),
+            ClientMessage::CancelSeek => (LobbyOp::CancelSeek { quiet: false }, false),
+            ClientMessage::ListSeeks => (LobbyOp::ListSeeks, false),
+            ClientMessage::ListPlayers => (LobbyOp::ListPlayers, false),
+            ClientMessage::AcceptSeek { seek } => (LobbyOp::AcceptSeek { seek }, true),
+            ClientMessage::Host { settings } => (LobbyOp::Host { settings }, true),
+            ClientMessage::JoinCode { code } => (LobbyOp::JoinCode { code }, true),
+            ClientMessage::Challenge {
+                to,
+                settings,
+                rated,
+            } => (
+                LobbyOp::Challenge {
+                    to,
+                    settings,
+                    rated,
+                },
+                true,
+            ),
+            ClientMessage::AcceptChallenge { challenge } => {
+                (LobbyOp::AcceptChallenge { challenge }, true)
+            }
+            ClientMessage::DeclineChallenge { challenge } => {
+                (LobbyOp::DeclineChallenge { challenge }, false)
+            }
+            ClientMessage::CancelChallenge { challenge } => {
+                (LobbyOp::CancelChallenge { challenge }, false)
+            }
+            ClientMessage::PlayBot { .. } => {
+                // The game with the computer is this node's; a seek waiting at the
+                // leader goes, as on one node.
+                let peer = self.peer.clone();
+                lobby
+                    .ask(&peer, me.as_ref(), LobbyOp::CancelSeek { quiet: true })
+                    .await;
+                return false;
+            }
+            _ => return false,
+        };
+        if starts && self.new_game_seeker(me.clone(), false).is_none() {
+            return true;
+        }
+        let outcome = lobby.ask(&self.reply_peer(), me.as_ref(), op).await;
+        match outcome {
+            Outcome::Game(id) => {
+                self.games.insert(id);
+            }
+            Outcome::Seeks(seeks) => {
+                self.reply_peer().send_lobby(&LobbyMessage::Seeks { seeks });
+            }
+            Outcome::Players(players, online) => {
+                self.reply_peer()
+                    .send_lobby(&LobbyMessage::Players { players, online });
+            }
+            Outcome::Unavailable(why) => self.error(
+                "lobby_unavailable",
+                format!("the lobby cannot be reached right now ({why}): try again in a moment"),
+                None,
+            ),
+            Outcome::Done | Outcome::Waiting | Outcome::Refused => {}
+        }
+        true
+    }
+}

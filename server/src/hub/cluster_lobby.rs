@@ -1,0 +1,175 @@
+//! The hub as the lobby leader of several nodes ([`crate::cluster::lobby`]): the lobby
+//! messages of other nodes' clients are served by the same methods as a local client's,
+//! with the client's relay as its peer, so pairing is exactly a single node's.
+
+use std::sync::{Arc, Weak};
+
+use protocol::wire::{LobbyMessage, ServerMessage};
+
+use crate::cluster::lobby::{ClusterLobby, LobbyHost, LobbyOp, Outcome, MAX_SEEKS_PER_PLAYER};
+use crate::lobby::{Refusal, SeekResult};
+use crate::peer::{Peer, PlayerRec, Seeker};
+
+use super::Hub;
+
+/// The hub, held weakly by the cluster's lobby (the hub holds the lobby).
+pub struct HubLobby(pub Weak<Hub>);
+
+/// Tells a remote client a refusal through its relay, as its own node would.
+fn refuse(peer: &Peer, (code, message): Refusal) -> Outcome {
+    peer.send_msg(&ServerMessage::Error {
+        code: code.into(),
+        message,
+        game: None,
+        id: None,
+        server_ms: Some(
+            peer.reply
+                .as_ref()
+                .map_or_else(crate::clock::unix_ms, |r| r.server_ms),
+        ),
+        at_ms: None,
+    });
+    Outcome::Refused
+}
+
+fn started(peer: &Peer, started: Result<protocol::wire::GameId, Refusal>) -> Outcome {
+    match started {
+        Ok(id) => Outcome::Game(id),
+        Err(refusal) => refuse(peer, refusal),
+    }
+}
+
+impl LobbyHost for HubLobby {
+    fn lobby_op(&self, op: LobbyOp, seeker: Seeker) -> Outcome {
+        let Some(hub) = self.0.upgrade() else {
+            return Outcome::Unavailable("shutting down".into());
+        };
+        let peer = seeker.peer.clone();
+        let starts = !matches!(
+            op,
+            LobbyOp::Online
+                | LobbyOp::Gone
+                | LobbyOp::CancelSeek { .. }
+                | LobbyOp::DeclineChallenge { .. }
+                | LobbyOp::CancelChallenge { .. }
+        );
+        if starts && hub.closed_for_new_games() {
+            return Outcome::Unavailable("the lobby's node is shutting down".into());
+        }
+        match op {
+            LobbyOp::Online => {
+                hub.online_add(&seeker.player, peer.replying(None));
+                Outcome::Done
+            }
+            LobbyOp::Gone => {
+                hub.connection_gone(Some(&seeker.player), peer.conn);
+                Outcome::Done
+            }
+            LobbyOp::Seek { settings, rated } => {
+                if hub.seeks_of(&seeker.player.id, peer.conn) >= MAX_SEEKS_PER_PLAYER {
+                    return refuse(
+                        &peer,
+                        (
+                            "too_many_seeks",
+                            format!("at most {MAX_SEEKS_PER_PLAYER} seeks of one player may wait at once"),
+                        ),
+                    );
+                }
+                match hub.seek(settings.clone(), rated, seeker) {
+                    SeekResult::Waiting(_) => {
+                        peer.send_msg(&ServerMessage::Seeking { settings });
+                        Outcome::Waiting
+                    }
+                    SeekResult::Paired(id) => Outcome::Game(id),
+                }
+            }
+            LobbyOp::CancelSeek { quiet } => {
+                let had = hub.cancel_seek(peer.conn);
+                if quiet {
+                    Outcome::Done
+                } else if had {
+                    peer.send_msg(&ServerMessage::SeekCancelled);
+                    Outcome::Done
+                } else {
+                    refuse(&peer, ("not_seeking", "you have no seek to cancel".into()))
+                }
+            }
+            LobbyOp::ListSeeks => self.lobby_list(false),
+            LobbyOp::ListPlayers => self.lobby_list(true),
+            LobbyOp::AcceptSeek { seek } => started(&peer, hub.accept_seek(seek, seeker)),
+            LobbyOp::Host { settings } => {
+                let code = hub.host(settings.clone(), seeker);
+                peer.send_lobby(&LobbyMessage::Hosting { code, settings });
+                Outcome::Waiting
+            }
+            LobbyOp::JoinCode { code } => started(&peer, hub.join_code(&code, seeker)),
+            LobbyOp::Challenge {
+                to,
+                settings,
+                rated,
+            } => match hub.challenge(seeker, &to, settings, rated) {
+                Ok(()) => Outcome::Done,
+                Err(refusal) => refuse(&peer, refusal),
+            },
+            LobbyOp::AcceptChallenge { challenge } => {
+                started(&peer, hub.accept_challenge(challenge, seeker))
+            }
+            LobbyOp::DeclineChallenge { challenge } => {
+                match hub.decline_challenge(challenge, &seeker.player) {
+                    Ok(()) => Outcome::Done,
+                    Err(refusal) => refuse(&peer, refusal),
+                }
+            }
+            LobbyOp::CancelChallenge { challenge } => {
+                match hub.cancel_challenge(challenge, &seeker.player) {
+                    Ok(()) => Outcome::Done,
+                    Err(refusal) => refuse(&peer, refusal),
+                }
+            }
+        }
+    }
+
+    fn lobby_list(&self, players: bool) -> Outcome {
+        let Some(hub) = self.0.upgrade() else {
+            return Outcome::Unavailable("shutting down".into());
+        };
+        if players {
+            let (players, online) = hub.list_players();
+            Outcome::Players(players, online as u32)
+        } else {
+            Outcome::Seeks(hub.list_seeks())
+        }
+    }
+
+    fn lobby_reset(&self, relays: Vec<(Arc<PlayerRec>, u64)>) {
+        let Some(hub) = self.0.upgrade() else { return };
+        for (player, conn) in relays {
+            hub.connection_gone(Some(&player), conn);
+        }
+        hub.cancel_all_seeks();
+        hub.close_all_challenges_because("lobby_moved");
+    }
+}
+
+impl Hub {
+    /// The lobby of several nodes, when this node does not lead it now: lobby messages go
+    /// to the leader. `None`: this hub's own lobby serves (a single node, or the leader).
+    pub fn remote_lobby(&self) -> Option<&Arc<ClusterLobby>> {
+        self.cluster_lobby.get().filter(|l| l.remote())
+    }
+
+    /// Whether the lobby in this hub is the one to pair in (not a node's stale copy).
+    pub fn lobby_is_here(&self) -> bool {
+        self.cluster_lobby.get().is_none_or(|l| l.leading())
+    }
+
+    /// Open seeks of a player, but for the one of connection `conn` (which a new seek
+    /// replaces).
+    fn seeks_of(&self, player_id: &str, conn: u64) -> usize {
+        self.lobby()
+            .seeks
+            .iter()
+            .filter(|s| s.seeker.player.id == player_id && s.seeker.peer.conn != conn)
+            .count()
+    }
+}

@@ -1,0 +1,401 @@
+//! One lobby across nodes (issue 18): seeks, quick match, challenges, who is online and
+//! the list of games cross nodes; the same player seeking on two nodes is paired once; a
+//! dead node's seeks go. All real: a nats-server with JetStream, a throwaway PostgreSQL,
+//! nodes started in-process, each on its own runtime so that one can be killed like
+//! `kill -9`. Node `a` is started first and leads the lobby; `b` and `c` send their
+//! clients' lobby messages to it.
+
+use std::time::{Duration, Instant};
+
+use protocol::settings::{Level, Settings};
+use protocol::wire::{ClientMessage, GameId, LobbyMessage, SeekInfo, ServerMessage};
+use tamsk_tests::nodes::{node_config, services, Node};
+use tamsk_tests::services::{Nats, TestDb};
+use tamsk_tests::*;
+
+/// Lease of the test nodes: a dead node's entries go within about this.
+const LEASE: Duration = Duration::from_millis(1500);
+
+/// Nodes `a` (the lobby's leader: started and serving first), `b` and `c`.
+async fn three_nodes(db: &TestDb, nats: &Nats) -> [Node; 3] {
+    let a = Node::start(node_config(db, nats, "a", LEASE));
+    // A welcome proves `a` serves, so it took the lobby's lead (taken before serving).
+    Client::new_player_at(a.addr, "Anchor").await;
+    let b = Node::start(node_config(db, nats, "b", LEASE));
+    let c = Node::start(node_config(db, nats, "c", LEASE));
+    [a, b, c]
+}
+
+fn blitz() -> Settings {
+    Settings::blitz(Level::One)
+}
+
+async fn seek(c: &mut Client, settings: &Settings) {
+    c.send(&ClientMessage::Seek {
+        settings: settings.clone(),
+        rated: None,
+    })
+    .await;
+    match c.recv().await {
+        ServerMessage::Seeking { settings: s } => assert_eq!(&s, settings),
+        other => panic!("expected seeking, got {other:?}"),
+    }
+}
+
+async fn list_seeks(c: &mut Client) -> Vec<SeekInfo> {
+    c.send(&ClientMessage::ListSeeks).await;
+    match c.recv_lobby().await {
+        LobbyMessage::Seeks { seeks } => seeks,
+        other => panic!("expected seeks, got {other:?}"),
+    }
+}
+
+/// The node that owns `game`, by the owners' bucket.
+async fn owner(nats: &Nats, game: GameId) -> String {
+    let client = async_nats::connect(nats.url()).await.expect("NATS");
+    let js = async_nats::jetstream::new(client);
+    let kv = js
+        .get_key_value(server::cluster::BUCKET)
+        .await
+        .expect("the owners' bucket");
+    let entry = within("the game's owner", async {
+        loop {
+            if let Ok(Some(e)) = kv.entry(game.to_string()).await {
+                return e;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    String::from_utf8_lossy(&entry.value).into_owned()
+}
+
+/// Seated as `(red, black)`.
+fn by_seat(x: Follower, y: Follower) -> (Follower, Follower) {
+    assert_eq!(x.game, y.game);
+    assert_ne!(x.seat, y.seat);
+    if x.seat() == protocol::game::Player::Red {
+        (x, y)
+    } else {
+        (y, x)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quick_match_pairs_players_on_two_other_nodes_and_they_play() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [_a, b, c] = three_nodes(&db, &nats).await;
+    let mut x = Client::new_player_at(b.addr, "Xena").await;
+    let mut y = Client::new_player_at(c.addr, "Yuri").await;
+    seek(&mut x, &blitz()).await;
+    y.send(&ClientMessage::Seek {
+        settings: blitz(),
+        rated: None,
+    })
+    .await;
+    let x = Follower::await_snapshot(x).await;
+    let y = Follower::await_snapshot(y).await;
+    let (mut red, mut black) = by_seat(x, y);
+    // Run by exactly one node: the lobby's, through the ownership lease.
+    assert_eq!(owner(&nats, red.game).await, "a");
+    let made = play_random(&mut red, &mut black, 7, 8).await;
+    assert_eq!(made, 8, "eight moves across three nodes");
+    assert_eq!(red.seq, black.seq);
+    red.check_against_snapshot().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_seek_made_on_one_node_is_listed_and_taken_on_another() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [a, b, c] = three_nodes(&db, &nats).await;
+    // Made on b, taken on c.
+    let mut x = Client::new_player_at(b.addr, "Xavier").await;
+    let mut y = Client::new_player_at(c.addr, "Yolanda").await;
+    // Withdrawn on b: gone from c's list too.
+    seek(&mut x, &blitz()).await;
+    x.send(&ClientMessage::CancelSeek).await;
+    match x.recv().await {
+        ServerMessage::SeekCancelled => {}
+        other => panic!("expected seek_cancelled, got {other:?}"),
+    }
+    assert!(list_seeks(&mut y).await.is_empty());
+    x.send(&ClientMessage::CancelSeek).await;
+    x.expect_error("not_seeking").await;
+    seek(&mut x, &blitz()).await;
+    let seeks = list_seeks(&mut y).await;
+    assert_eq!(seeks.len(), 1, "{seeks:?}");
+    assert_eq!(seeks[0].player.name, "Xavier");
+    y.send(&ClientMessage::AcceptSeek {
+        seek: seeks[0].seek,
+    })
+    .await;
+    let x = Follower::await_snapshot(x).await;
+    let y = Follower::await_snapshot(y).await;
+    let (mut red, mut black) = by_seat(x, y);
+    assert_eq!(play_random(&mut red, &mut black, 3, 2).await, 2);
+    assert!(list_seeks(&mut red.client).await.is_empty(), "taken once");
+
+    // Made on a (the leader's own client), taken on b.
+    let mut z = Client::new_player_at(a.addr, "Zelda").await;
+    let mut w = Client::new_player_at(b.addr, "Walter").await;
+    seek(&mut z, &blitz()).await;
+    let seeks = list_seeks(&mut w).await;
+    assert_eq!(seeks.len(), 1, "{seeks:?}");
+    assert_eq!(seeks[0].player.name, "Zelda");
+    // Its own seek cannot be taken by its maker, from any node.
+    let mut z2 = Client::returning_at(b.addr, &z.token).await.0;
+    z2.send(&ClientMessage::AcceptSeek {
+        seek: seeks[0].seek,
+    })
+    .await;
+    z2.expect_error("own_seek").await;
+    w.send(&ClientMessage::AcceptSeek {
+        seek: seeks[0].seek,
+    })
+    .await;
+    let z = Follower::await_snapshot(z).await;
+    let w = Follower::await_snapshot(w).await;
+    assert_eq!(z.game, w.game);
+    // Taken once: a second taker is told it is gone.
+    let mut v = Client::new_player_at(c.addr, "Victor").await;
+    v.send(&ClientMessage::AcceptSeek {
+        seek: seeks[0].seek,
+    })
+    .await;
+    v.expect_error("unknown_seek").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_challenge_by_name_reaches_another_node_and_is_accepted_or_declined() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [a, b, _c] = three_nodes(&db, &nats).await;
+    let mut x = Client::new_player_at(a.addr, "Xander").await;
+    let mut y = Client::new_player_at(b.addr, "Yvette").await;
+    let challenge = |to: &str| ClientMessage::Challenge {
+        to: to.into(),
+        settings: blitz(),
+        rated: None,
+    };
+
+    // Declined on b: a's challenger is told.
+    x.send(&challenge("Yvette")).await;
+    let first = match x.recv_lobby().await {
+        LobbyMessage::ChallengeSent { challenge, to, .. } => {
+            assert_eq!(to.name, "Yvette");
+            challenge
+        }
+        other => panic!("expected challenge_sent, got {other:?}"),
+    };
+    match y.recv_lobby().await {
+        LobbyMessage::Challenged {
+            challenge, from, ..
+        } => assert_eq!((challenge, from.name.as_str()), (first, "Xander")),
+        other => panic!("expected challenged, got {other:?}"),
+    }
+    y.send(&ClientMessage::DeclineChallenge { challenge: first })
+        .await;
+    for c in [&mut x, &mut y] {
+        match c.recv_lobby().await {
+            LobbyMessage::ChallengeClosed { challenge, reason } => {
+                assert_eq!((challenge, reason.as_str()), (first, "declined"))
+            }
+            other => panic!("expected challenge_closed, got {other:?}"),
+        }
+    }
+
+    // From b to a this time, accepted on a: the game starts for both.
+    y.send(&challenge("Xander")).await;
+    let second = match y.recv_lobby().await {
+        LobbyMessage::ChallengeSent { challenge, .. } => challenge,
+        other => panic!("expected challenge_sent, got {other:?}"),
+    };
+    match x.recv_lobby().await {
+        LobbyMessage::Challenged { challenge, .. } => assert_eq!(challenge, second),
+        other => panic!("expected challenged, got {other:?}"),
+    }
+    x.send(&ClientMessage::AcceptChallenge { challenge: second })
+        .await;
+    let x = Follower::await_snapshot(x).await;
+    let y = Follower::await_snapshot(y).await;
+    let (mut red, mut black) = by_seat(x, y);
+    assert_eq!(play_random(&mut red, &mut black, 5, 2).await, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn players_and_live_games_are_listed_from_every_node() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [a, b, c] = three_nodes(&db, &nats).await;
+    let mut x = Client::new_player_at(a.addr, "Xerxes").await;
+    let mut y = Client::new_player_at(a.addr, "Yasmin").await;
+    let mut z = Client::new_player_at(b.addr, "Zoltan").await;
+
+    z.send(&ClientMessage::ListPlayers).await;
+    match z.recv_lobby().await {
+        LobbyMessage::Players { players, online } => {
+            // The first client of `a` (its connection closed) may still be listed.
+            let anchor = players.iter().any(|p| p.name == "Anchor") as u32;
+            let names: Vec<&str> = players.iter().map(|p| p.name.as_str()).collect();
+            let others: Vec<&str> = names.into_iter().filter(|n| *n != "Anchor").collect();
+            assert_eq!(others, ["Xerxes", "Yasmin", "Zoltan"]);
+            assert_eq!(online, 3 + anchor);
+        }
+        other => panic!("expected players, got {other:?}"),
+    }
+
+    // A game run by a is listed on c, and in the welcome of its player on c.
+    seek(&mut x, &blitz()).await;
+    y.send(&ClientMessage::Seek {
+        settings: blitz(),
+        rated: None,
+    })
+    .await;
+    let x = Follower::await_snapshot(x).await;
+    let game = x.game;
+    let mut w = Client::connect_to(c.addr).await;
+    w.send(&ClientMessage::Hello {
+        version: protocol::wire::PROTOCOL_VERSION,
+        name: None,
+        token: None,
+        guest: true,
+    })
+    .await;
+    w.recv().await;
+    w.send(&ClientMessage::ListGames).await;
+    match w.recv().await {
+        ServerMessage::Games { games } => {
+            let ids: Vec<GameId> = games.iter().map(|g| g.game).collect();
+            assert_eq!(ids, [game]);
+        }
+        other => panic!("expected games, got {other:?}"),
+    }
+    let (_back, games) = Client::returning_at(c.addr, &x.client.token).await;
+    assert_eq!(games, [game]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_player_seeking_on_two_nodes_is_paired_once() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [a, b, c] = three_nodes(&db, &nats).await;
+    let mut p_b = Client::new_player_at(b.addr, "Pat").await;
+    let (mut p_c, _) = Client::returning_at(c.addr, &p_b.token).await;
+    seek(&mut p_b, &blitz()).await;
+    seek(&mut p_c, &blitz()).await;
+    // As on one node: his newer seek took over his older one.
+    let mut o = Client::new_player_at(a.addr, "Oscar").await;
+    let seeks = list_seeks(&mut o).await;
+    assert_eq!(seeks.len(), 1, "one seek of Pat's: {seeks:?}");
+
+    // An opponent arrives: one game, on the connection whose seek waited.
+    o.send(&ClientMessage::Seek {
+        settings: blitz(),
+        rated: None,
+    })
+    .await;
+    let o = Follower::await_snapshot(o).await;
+    let p = Follower::await_snapshot(p_c).await;
+    assert_eq!(o.game, p.game);
+    // The older connection was given nothing (as on one node, a replaced seek goes
+    // silently): the next thing it gets is the answer to its ping.
+    p_b.sync().await;
+    // No seek of his is left anywhere: a second opponent waits instead of pairing.
+    let mut q = Client::new_player_at(b.addr, "Quinn").await;
+    seek(&mut q, &blitz()).await;
+    let seeks = list_seeks(&mut q).await;
+    let names: Vec<&str> = seeks.iter().map(|s| s.player.name.as_str()).collect();
+    assert_eq!(names, ["Quinn"]);
+    // Exactly one game for him, whichever node he asks.
+    let (_again, games) = Client::returning_at(a.addr, &p_b.token).await;
+    assert_eq!(games, [o.game]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_nodes_seeks_leave_the_lobby() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [_a, mut b, c] = three_nodes(&db, &nats).await;
+    let mut x = Client::new_player_at(b.addr, "Xiomara").await;
+    seek(&mut x, &blitz()).await;
+    let mut y = Client::new_player_at(c.addr, "Yusuf").await;
+    assert_eq!(list_seeks(&mut y).await.len(), 1);
+
+    // kill -9 of node b: its client cannot say goodbye; its heartbeat expires.
+    b.kill();
+    let killed = Instant::now();
+    // Nothing tells a client that another's seek went: it asks again.
+    within("the dead node's seek to go", async {
+        while !list_seeks(&mut y).await.is_empty() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    let took = killed.elapsed();
+    eprintln!("a dead node's seek left the lobby after {took:?} (lease {LEASE:?})");
+    assert!(took < LEASE * 3, "{took:?}");
+    // A seek of the same settings waits: nothing pairs with the dead one.
+    seek(&mut y, &blitz()).await;
+    y.sync().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_the_lobbys_leader_dies_another_node_leads_and_seekers_are_told() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [mut a, b, c] = three_nodes(&db, &nats).await;
+    let mut x = Client::new_player_at(b.addr, "Ximena").await;
+    let mut y = Client::new_player_at(c.addr, "Yorick").await;
+    seek(&mut x, &blitz()).await;
+    seek(&mut y, &Settings::blitz(Level::Two)).await;
+
+    // kill -9 of the leader: their seeks were in its memory only; each node tells its own.
+    a.kill();
+    let killed = Instant::now();
+    for c in [&mut x, &mut y] {
+        match within("seek_cancelled", c.recv()).await {
+            ServerMessage::SeekCancelled => {}
+            other => panic!("expected seek_cancelled, got {other:?}"),
+        }
+    }
+    let took = killed.elapsed();
+    eprintln!("the lobby moved {took:?} after its leader's death (lease {LEASE:?})");
+    assert!(took < LEASE * 3, "{took:?}");
+
+    // The new leader pairs them (both online there, announced by their nodes).
+    seek(&mut x, &blitz()).await;
+    y.send(&ClientMessage::ListPlayers).await;
+    match y.recv_lobby().await {
+        LobbyMessage::Players { players, .. } => {
+            let names: Vec<&str> = players.iter().map(|p| p.name.as_str()).collect();
+            assert!(
+                names.contains(&"Ximena") && names.contains(&"Yorick"),
+                "{names:?}"
+            );
+        }
+        other => panic!("expected players, got {other:?}"),
+    }
+    y.send(&ClientMessage::Seek {
+        settings: blitz(),
+        rated: None,
+    })
+    .await;
+    let x = Follower::await_snapshot(x).await;
+    let y = Follower::await_snapshot(y).await;
+    let (mut red, mut black) = by_seat(x, y);
+    let runs = owner(&nats, red.game).await;
+    assert!(
+        runs == "b" || runs == "c",
+        "run by the new leader, not {runs}"
+    );
+    assert_eq!(play_random(&mut red, &mut black, 11, 2).await, 2);
+}
