@@ -213,7 +213,12 @@ pub struct Config {
     /// Threads of the games' own runtime (`lanes`): game tasks run there, away from the
     /// sockets, so a deadline is handled at its instant under load. 0: games run on the
     /// server's runtime (tests on tokio's paused clock).
-    #[arg(long, env = "TAMSK_GAME_THREADS", default_value_t = 1, help = "Threads that run only the games (deadlines, moves, fan-out), apart from the ones serving sockets, so deaths and expiries are announced at their instant under load; 0 runs games on the sockets' threads")]
+    #[arg(
+        long,
+        env = "TAMSK_GAME_THREADS",
+        default_value_t = 1,
+        help = "Threads that run only the games (deadlines, moves, fan-out), apart from the ones serving sockets, so deaths and expiries are announced at their instant under load; 0 runs games on the sockets' threads"
+    )]
     pub game_threads: usize,
     /// A message longer than this closes the connection at once (1009). Also the largest
     /// websocket frame accepted.

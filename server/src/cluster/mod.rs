@@ -33,6 +33,7 @@
 
 pub mod lobby;
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -314,13 +315,18 @@ impl Cluster {
         if self.foreign.contains_key(&id) || !self.rooms.games.contains_key(&id) {
             return false;
         }
+        // The lease is proven from before it was asked for (see `tenure`).
+        let asked = Instant::now();
         match self.create(id).await {
             Ok(revision) => {
-                self.own(id, revision).await;
+                self.own(id, revision, asked).await;
                 true
             }
             Err(e) => {
                 tracing::error!(game = %id, error = %e, "a new game is owned by another node");
+                if let Some(g) = self.rooms.games.get(&id) {
+                    g.tenure.lose();
+                }
                 self.foreign.insert(id, ());
                 false
             }

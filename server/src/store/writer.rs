@@ -150,4 +150,3 @@ async fn write_batch(db: &Db, batch: &[Write]) -> anyhow::Result<Vec<GameId>> {
     )
     .await)
 }
-
