@@ -112,6 +112,8 @@ async fn a_node_that_stalls_past_its_lease_stops_its_game_and_the_new_owner_alon
         ..node_config(&db, &nats, node)
     };
     let a = Node::start(config("a"));
+    // Node a leads the lobby (it serves before b starts), so the games it pairs run on a.
+    Client::new_player_at(a.addr, "FirstS").await;
     let b = TestServer::start_with(config("b")).await;
     let kv = owners(&nats).await;
     let settings = Settings {
@@ -218,6 +220,8 @@ async fn when_a_node_of_players_dies_the_owner_marks_them_away_and_they_resume_e
         ..node_config(&db, &nats, node)
     };
     let a = TestServer::start_with(config("a")).await;
+    // Node a leads the lobby (it serves before b starts), so the games it pairs run on a.
+    Client::new_player(&a, "FirstD").await;
     let mut b = Node::start(config("b"));
     let c = TestServer::start_with(config("c")).await;
     let kv = owners(&nats).await;
