@@ -211,13 +211,13 @@ pub struct Config {
     #[arg(long, env = "TAMSK_LATE_RELEASE_MS", default_value_t = 5_000, value_parser = setting("late_release_ms"), help = "Test servers only: how long a Level 3 move in hand may still be released after the 15-second timer ran out on it. The rules page fixes it at 5 s")]
     pub late_release_ms: u64,
     /// Threads of the games' own runtime (`lanes`): game tasks run there, away from the
-    /// sockets, so a deadline is handled at its instant under load. 0: games run on the
-    /// server's runtime (tests on tokio's paused clock).
+    /// sockets. 0: games run on the server's runtime (the default: measured cheaper, and
+    /// no later, on 2 cores; see docs/ARCHITECTURE.md).
     #[arg(
         long,
         env = "TAMSK_GAME_THREADS",
-        default_value_t = 1,
-        help = "Threads that run only the games (deadlines, moves, fan-out), apart from the ones serving sockets, so deaths and expiries are announced at their instant under load; 0 runs games on the sockets' threads"
+        default_value_t = 0,
+        help = "Threads that run only the games (deadlines, moves, fan-out), apart from the ones serving sockets; 0 (the default) runs games on the sockets' threads, which measured cheaper (docs/ARCHITECTURE.md)"
     )]
     pub game_threads: usize,
     /// A message longer than this closes the connection at once (1009). Also the largest
@@ -354,7 +354,7 @@ impl Default for Config {
             lease: Duration::from_secs(6),
             fanout_loss_every: 0,
             precise_timer: true,
-            game_threads: 1,
+            game_threads: 0,
             abort_ms: protocol::settings::Settings::default().abort_ms,
             late_release_ms: protocol::settings::Settings::default().late_release_ms,
         }

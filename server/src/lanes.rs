@@ -1,14 +1,12 @@
-//! The games' own threads: a tokio runtime that runs only game tasks.
+//! The games' own threads (`--game-threads N`, off by default): a tokio runtime that runs
+//! only game tasks.
 //!
-//! Why: on the runtime that also serves thousands of sockets, a game woken at a deadline
-//! (a death, the 15-second timer, a grace) waited its turn behind every socket task that
-//! was ready, so under load deaths were announced hundreds of milliseconds late (p99.9
-//! up to 500 ms at 18,000 sockets). Game tasks are light (the engine takes microseconds,
-//! the fan-out is `try_send`), so on their own thread one that is woken runs at once; and
-//! a thread that mostly sleeps is scheduled promptly by the kernel when it wakes, even
-//! while the socket threads keep the cores busy.
-//!
-//! Tests on tokio's paused clock keep games on their own runtime (`game_threads` 0).
+//! The idea: on the runtime that also serves thousands of sockets, a game woken at a
+//! deadline (a death, the 15-second timer, a grace) waits its turn behind every socket
+//! task that is ready; on a thread of their own, light game tasks run as soon as they are
+//! woken. Measured on 2 cores (docs/ARCHITECTURE.md) it did not pay: every move then
+//! crosses threads twice, CPU per move rose about 20% and lateness did not improve at
+//! 6,000 sockets. It stays an option for machines with cores to spare.
 
 use std::future::Future;
 

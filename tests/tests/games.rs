@@ -95,7 +95,21 @@ fn level_two() -> Settings {
 /// on its own: nobody sends anything after the flips.
 #[tokio::test]
 async fn level_two_death_is_announced_at_its_instant() {
-    let server = TestServer::start().await;
+    death_at_its_instant(TestServer::start().await).await;
+}
+
+/// The same with the games on their own thread (`--game-threads 1`).
+#[tokio::test]
+async fn level_two_death_is_announced_at_its_instant_from_the_games_thread() {
+    let server = TestServer::start_with(server::Config {
+        game_threads: 1,
+        ..test_config()
+    })
+    .await;
+    death_at_its_instant(server).await;
+}
+
+async fn death_at_its_instant(server: TestServer) {
     let (mut red, mut black) = start_game(&server, &level_two()).await;
     red.act(mv("d1", "d2", true)).await;
     let (started_msg, started) = red
