@@ -22,7 +22,6 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 pub mod browser;
 pub mod cluster;
-pub mod nodes;
 pub mod pages;
 pub mod proxy;
 pub mod services;

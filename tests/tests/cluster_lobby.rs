@@ -9,20 +9,17 @@ use std::time::{Duration, Instant};
 
 use protocol::settings::{Level, Settings};
 use protocol::wire::{ClientMessage, GameId, LobbyMessage, SeekInfo, ServerMessage};
-use tamsk_tests::nodes::{node_config, services, Node};
+use tamsk_tests::cluster::{node_config, services, Node, LEASE};
 use tamsk_tests::services::{Nats, TestDb};
 use tamsk_tests::*;
 
-/// Lease of the test nodes: a dead node's entries go within about this.
-const LEASE: Duration = Duration::from_millis(1500);
-
 /// Nodes `a` (the lobby's leader: started and serving first), `b` and `c`.
 async fn three_nodes(db: &TestDb, nats: &Nats) -> [Node; 3] {
-    let a = Node::start(node_config(db, nats, "a", LEASE));
+    let a = Node::start(node_config(db, nats, "a"));
     // A welcome proves `a` serves, so it took the lobby's lead (taken before serving).
     Client::new_player_at(a.addr, "Anchor").await;
-    let b = Node::start(node_config(db, nats, "b", LEASE));
-    let c = Node::start(node_config(db, nats, "c", LEASE));
+    let b = Node::start(node_config(db, nats, "b"));
+    let c = Node::start(node_config(db, nats, "c"));
     [a, b, c]
 }
 
