@@ -11,6 +11,8 @@ use serde_json::{Map, Value};
 
 use crate::Config;
 
+mod hot;
+
 /// The `type` tags a client may send; anything else is `unknown_message`.
 pub const CLIENT_TYPES: [&str; 27] = [
     "hello",
@@ -48,9 +50,20 @@ pub type Refused = (&'static str, String);
 /// Parses a frame into a message and its `id`, telling malformed JSON, unknown messages,
 /// unknown fields, fixed settings and bad fields apart. A refusal carries the message's id
 /// when it had a valid one.
+///
+/// The frames of play (`act`, `ping`) are read in one pass when they are plainly well
+/// formed ([`hot`]); everything else goes through a `Value` first, to name its errors.
 pub fn parse_request(
     text: &str,
 ) -> Result<(ClientMessage, Option<RequestId>), (Refused, Option<RequestId>)> {
+    if let Some(hit) = hot::parse(text) {
+        return Ok(hit);
+    }
+    general(text)
+}
+
+/// Every message, read through a `Value` so that each error is told apart.
+fn general(text: &str) -> Result<(ClientMessage, Option<RequestId>), (Refused, Option<RequestId>)> {
     let mut value: Value = serde_json::from_str(text)
         .map_err(|e| (("bad_json", format!("malformed JSON: {e}")), None))?;
     let id = match value.as_object_mut().and_then(|o| o.remove("id")) {
