@@ -330,6 +330,9 @@ pub struct Store {
     overflow: Arc<Overflow>,
     /// Games whose writes the database refused as a stale owner's.
     fenced: Arc<Fenced>,
+    /// Tells the writer to stop gathering: a write someone waits for was queued, or the
+    /// queue is filling (see `writer`).
+    urgent: Arc<Notify>,
 }
 
 impl Store {
@@ -389,15 +392,14 @@ impl Store {
         // round trip to the database, and on the main runtime, when it is busy with
         // thousands of connections, every round trip waited its turn behind them (a batch
         // took 100 ms; game ends wait for their commit). SQLite's connections are threads
-        // of their own and are shared; PostgreSQL's are sockets of a runtime, so the
-        // writer opens its own on its runtime.
+        // of their own; the writer has its own (see `sqlite::open_writer`). PostgreSQL's
+        // are sockets of a runtime, so the writer opens its own on its runtime.
         let (writer_db, writer_stats) = (db.clone(), stats.clone());
         let fenced = Arc::new(Fenced::default());
         let writer_fenced = fenced.clone();
-        let writer_url = match location {
-            Location::Postgres(url) => Some(url.clone()),
-            _ => None,
-        };
+        let urgent = Arc::new(Notify::new());
+        let writer_urgent = urgent.clone();
+        let writer_location = location.clone();
         let (ready_tx, ready_rx) = oneshot::channel::<anyhow::Result<()>>();
         std::thread::Builder::new()
             .name("tamsk-store".into())
@@ -413,18 +415,26 @@ impl Store {
                     }
                 };
                 runtime.block_on(async move {
-                    let db = match writer_url {
-                        Some(url) => match postgres::connect(&url, 2).await {
+                    let db = match writer_location {
+                        Location::Postgres(url) => match postgres::connect(&url, 2).await {
                             Ok(pool) => Db::Postgres(pool),
                             Err(e) => {
                                 let _ = ready_tx.send(Err(e.into()));
                                 return;
                             }
                         },
-                        None => writer_db,
+                        Location::Sqlite(path) => match sqlite::open_writer(&path).await {
+                            Ok(pool) => Db::Sqlite(pool),
+                            Err(e) => {
+                                let _ = ready_tx.send(Err(e.into()));
+                                return;
+                            }
+                        },
+                        // Every connection to ":memory:" is a database of its own.
+                        Location::Memory => writer_db,
                     };
                     let _ = ready_tx.send(Ok(()));
-                    writer(db, rx, writer_stats, writer_fenced).await
+                    writer(db, rx, writer_stats, writer_fenced, writer_urgent).await
                 })
             })?;
         ready_rx
@@ -438,6 +448,7 @@ impl Store {
             stats,
             overflow,
             fenced,
+            urgent,
         };
         Ok((store, live))
     }
@@ -484,6 +495,7 @@ impl Store {
             stats: Arc::default(),
             overflow,
             fenced: Arc::default(),
+            urgent: Arc::default(),
         }
     }
 
@@ -495,6 +507,10 @@ impl Store {
         if !overflow.is_empty() {
             overflow.push_back(write);
             return;
+        }
+        let urgent = write.awaited() || self.tx.capacity() < self.tx.max_capacity() / 2;
+        if urgent {
+            self.urgent.notify_one();
         }
         match self.tx.try_send(write) {
             Ok(()) => {}
