@@ -23,9 +23,15 @@
 //!   order); the leader serves them one at a time. Each remote connection is represented
 //!   on the leader by a relay [`Peer`]: what the lobby or a game queues for it is
 //!   published on `tamsk.lobby.to.<node>` (the connection's id, then the frame) and the
-//!   node hands it to the socket. The relay is also that connection's proxy for the games
-//!   the leader runs (`Cluster::proxies`), so a game started by a pairing seats it
-//!   directly and its later commands (`forward`) reach the same peer.
+//!   node hands it to the socket (in its games' order: `Cluster::direct`). The relay is
+//!   also that connection's proxy for the games the leader runs (`Cluster::proxies`), so
+//!   a game started by a pairing seats it directly and its later commands (`forward`)
+//!   reach the same peer. Such a game's first frames go through the relay; on its
+//!   snapshot the connection's node follows the game's stream and has the relay made a
+//!   remote subscriber (see the `fanout` module's adoption), so the game's events then
+//!   go once on the stream for every remote client, not once per relay. A relay that
+//!   still follows games stays their proxy after its connection left the lobby, until
+//!   each game is told the connection closed (or its node died).
 //! - **Games a pairing creates** run on the leader (the hub starts them as on one node),
 //!   claimed at once through the ownership lease before the relay delivers their first
 //!   frame (so the remote player's first move finds the game's subject served).
@@ -337,8 +343,11 @@ impl ClusterLobby {
             .collect();
         for key in idle {
             if let Some((_, relay)) = self.relays.remove(&key) {
+                // A relay that still follows a game here stays its proxy (see `gone`).
                 let conn = relay.peer.conn;
-                self.cluster.proxies.remove_if(&key, |_, p| p.conn == conn);
+                if !self.cluster.follows_any(&key) {
+                    self.cluster.proxies.remove_if(&key, |_, p| p.conn == conn);
+                }
             }
         }
     }

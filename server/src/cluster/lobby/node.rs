@@ -12,16 +12,20 @@ impl ClusterLobby {
                 continue;
             }
             let conn = u64::from_be_bytes(p[..8].try_into().expect("8 bytes"));
-            let Some(mut local) = self.local.get_mut(&conn) else {
-                continue;
-            };
-            match p[8] {
-                FRAME_PAIRED => local.seeking = false,
-                _ => {
-                    if let Ok(text) = std::str::from_utf8(&p[9..]) {
-                        local.peer.send(text.to_string().into());
-                    }
+            let peer = {
+                let Some(mut local) = self.local.get_mut(&conn) else {
+                    continue;
+                };
+                if p[8] == FRAME_PAIRED {
+                    local.seeking = false;
+                    continue;
                 }
+                local.peer.clone()
+            };
+            // The relay is also the connection's proxy in the leader's games: their
+            // frames are ordered with the games' streams like those of any owner.
+            if let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(msg.payload.slice(9..)) {
+                self.cluster.direct(conn, &peer, text).await;
             }
         }
     }
