@@ -84,7 +84,7 @@ impl ClusterLobby {
             return Outcome::Done;
         }
         if !self.leading() {
-            return Outcome::Unavailable("this node does not lead the lobby".into());
+            return Outcome::Unavailable(NOT_LEADING.into());
         }
         match req.op {
             LobbyOp::ListSeeks => return self.host.lobby_list(false),
@@ -113,7 +113,7 @@ impl ClusterLobby {
         // The term is checked again right before the pairing (see the module's comment):
         // resolving the player may have waited for the database.
         if !self.leading() {
-            return Outcome::Unavailable("this node does not lead the lobby".into());
+            return Outcome::Unavailable(NOT_LEADING.into());
         }
         let peer = relay.replying(req.reply.map(Arc::new));
         self.host.lobby_op(req.op, Seeker { player, peer })
