@@ -25,6 +25,7 @@ struct SnapshotHead {
 struct SeatHead {
     player_id: String,
 }
+
 impl Cluster {
     /// Client side: a frame the owner of a game sent `conn` alone (on the connection's
     /// subject, or through the lobby leader's relay), handed to the socket in its game's
