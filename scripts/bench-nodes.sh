@@ -4,7 +4,10 @@
 # and a throwaway PostgreSQL (initdb into a temporary directory; as the `postgres` user
 # when run as root, since initdb refuses root), then each configuration in turn; prints
 # tamsk-load's server CPU per move (every node and nats-server summed) and move->opponent
-# percentiles for both, and their ratio.
+# percentiles for both, and their ratio. Each configuration gets a nats-server of its own
+# (no lobby leader, owners or nodes left over from the one before) and its own database;
+# the load starts once every node answers /healthz (it serves only after joining the
+# cluster and its lobby: the first node started leads it).
 #
 #   scripts/bench-nodes.sh [tamsk-load options...]   (default: 200 games, 1 watcher,
 #                                                     600 moves/s, 8 s)
@@ -25,6 +28,7 @@ PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -x "$PG_BIN/initdb" ] || { echo "PostgreSQL binaries not found (apt-get install postgresql)" >&2; exit 1; }
 NATS=$(command -v nats-server || echo /usr/sbin/nats-server)
 [ -x "$NATS" ] || { echo "nats-server not found (apt-get install nats-server)" >&2; exit 1; }
+command -v curl >/dev/null || { echo "curl not found (apt-get install curl)" >&2; exit 1; }
 
 WORK=$(mktemp -d)
 chmod 755 "$WORK"
@@ -45,6 +49,15 @@ wait_port() {
   for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done
   echo "nothing listens on port $1" >&2; return 1
 }
+# A node binds its port before it joins NATS and the lobby, and answers /healthz (200 ok)
+# only once it serves.
+wait_ready() {
+  for _ in $(seq 600); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/healthz")" = 200 ] && return 0
+    sleep 0.05
+  done
+  echo "the node on port $1 is not ready (log: $2)" >&2; return 1
+}
 
 # PostgreSQL: a throwaway cluster, no fsync (as the tests run it).
 mkdir "$WORK/pg" "$WORK/sock"
@@ -57,17 +70,16 @@ as_pg "$PG_BIN/pg_ctl" -D "$WORK/pg" -l "$WORK/sock/pg.log" -w -t 30 \
 db_url() { echo "postgres://postgres@127.0.0.1:$PG_PORT/$1"; }
 new_db() { as_pg "$PG_BIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc "CREATE DATABASE $1" >/dev/null; }
 
-# NATS with JetStream.
-NATS_PORT=$(free_port)
-"$NATS" -a 127.0.0.1 -p "$NATS_PORT" -js --store_dir "$WORK/nats" >"$WORK/nats.log" 2>&1 &
-NATS_PID=$!
-PIDS+=("$NATS_PID")
-wait_port "$NATS_PORT"
-
-# One run: $1 nodes on a fresh database; prints tamsk-load's report.
+# One run: $1 nodes on a fresh database and a fresh NATS with JetStream; prints
+# tamsk-load's report.
 run() {
   local n=$1 db="bench_$1_nodes" servers=() pids=() node_pids=()
   new_db "$db"
+  NATS_PORT=$(free_port)
+  "$NATS" -a 127.0.0.1 -p "$NATS_PORT" -js --store_dir "$WORK/nats$n" >"$WORK/nats$n.log" 2>&1 &
+  NATS_PID=$!
+  PIDS+=("$NATS_PID")
+  wait_port "$NATS_PORT"
   for i in $(seq "$n"); do
     local port
     port=$(free_port)
@@ -77,13 +89,13 @@ run() {
       --ip-conn-burst 100000 --ip-rate-per-sec 1000000 --ip-rate-burst 1000000 --ip-register-burst 100000 >"$WORK/node$n-$i.log" 2>&1 &
     node_pids+=($!)
     PIDS+=($!)
-    wait_port "$port"
+    wait_ready "$port" "$WORK/node$n-$i.log"
     servers+=("--server" "ws://127.0.0.1:$port/ws")
   done
   pids=("${node_pids[@]}" "$NATS_PID")
   "$LOAD" "${servers[@]}" --server-pid "$(IFS=,; echo "${pids[*]}")" "${LOAD_ARGS[@]}" | tee "$WORK/load$n.txt"
   # Killed outright: this database is not used again (no drain to wait for).
-  for pid in "${node_pids[@]}"; do kill -9 "$pid"; wait "$pid" 2>/dev/null || true; done
+  for pid in "${node_pids[@]}" "$NATS_PID"; do kill -9 "$pid"; wait "$pid" 2>/dev/null || true; done
 }
 
 echo "== 1 node (with NATS and PostgreSQL, as a cluster of one)"

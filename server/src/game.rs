@@ -33,8 +33,9 @@ const RESUME_ROOM: usize = 16;
 struct Sub {
     peer: Peer,
     seat: Option<Player>,
-    /// The proxy of a client of another node: what is for everyone reaches it through
-    /// the game's one publication to the other nodes ([`crate::rooms::Relay`]).
+    /// The proxy of a client of another node that follows the game's stream: what is for
+    /// everyone reaches it through the game's one publication to the other nodes
+    /// ([`crate::rooms::Relay`]), never through its peer.
     remote: bool,
 }
 
@@ -405,7 +406,8 @@ impl GameTask {
                 peer,
                 player,
                 after_seq,
-            } => self.subscribe(peer, player, after_seq),
+                remote,
+            } => self.subscribe(peer, player, after_seq, remote),
             GameCmd::Unsubscribe { conn, reply } => {
                 match self.subs.iter().position(|s| s.peer.conn == conn) {
                     Some(i) => {

@@ -23,6 +23,11 @@ pub enum GameCmd {
         peer: Peer,
         player: Option<Arc<PlayerRec>>,
         after_seq: Option<Seq>,
+        /// `peer` is the proxy of a client of another node whose node follows the game's
+        /// stream for it: what is for everyone reaches it only through that one
+        /// publication ([`Relay`]). Set only by the cluster, for a join or watch its
+        /// client's node sent after subscribing to the stream.
+        remote: bool,
     },
     Unsubscribe {
         conn: u64,
@@ -56,11 +61,10 @@ pub enum GameCmd {
 }
 
 /// Where a game hands the frames meant for everyone once, for the other nodes (issue 18):
-/// set by the cluster. The proxies of remote clients are skipped by a game's own fan-out;
-/// their nodes get each frame from this one publication and fan it out themselves.
+/// set by the cluster. The subscriptions marked remote (`GameCmd::Subscribe::remote`) are
+/// skipped by a game's own fan-out; their nodes get each frame from this one publication
+/// and fan it out themselves.
 pub trait Relay: Send + Sync {
-    /// `conn` is the proxy of a client of another node.
-    fn is_remote(&self, conn: u64) -> bool;
     /// One frame for every subscriber of `game` (`seq`: a numbered event's).
     fn publish(&self, game: GameId, seq: Option<Seq>, text: &axum::extract::ws::Utf8Bytes);
 }

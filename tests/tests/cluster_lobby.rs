@@ -396,3 +396,41 @@ async fn when_the_lobbys_leader_dies_another_node_leads_and_seekers_are_told() {
     );
     assert_eq!(play_random(&mut red, &mut black, 11, 2).await, 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seek_made_before_a_leader_is_elected_waits_for_one() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    // The leader dies (kill -9): its key names it for up to a lease, and nodes started
+    // meanwhile find no leader that answers (as a cluster started anew finds the last
+    // run's).
+    let mut a = Node::start(node_config(&db, &nats, "a"));
+    Client::new_player_at(a.addr, "Gone").await;
+    a.kill();
+    let b = Node::start(node_config(&db, &nats, "b"));
+    let c = Node::start(node_config(&db, &nats, "c"));
+    let mut x = Client::new_player_at(b.addr, "Xavier").await;
+    let mut y = Client::new_player_at(c.addr, "Yvonne").await;
+    // Neither is refused `lobby_unavailable`: each waits until b or c leads.
+    let asked = Instant::now();
+    seek(&mut x, &blitz()).await;
+    eprintln!(
+        "a seek waited {:?} for the lobby's election (lease {LEASE:?})",
+        asked.elapsed()
+    );
+    y.send(&ClientMessage::Seek {
+        settings: blitz(),
+        rated: None,
+    })
+    .await;
+    let x = Follower::await_snapshot(x).await;
+    let y = Follower::await_snapshot(y).await;
+    let (mut red, mut black) = by_seat(x, y);
+    let runs = owner(&nats, red.game).await;
+    assert!(
+        runs == "b" || runs == "c",
+        "run by the new leader, not {runs}"
+    );
+    assert_eq!(play_random(&mut red, &mut black, 12, 2).await, 2);
+}

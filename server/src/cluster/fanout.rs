@@ -14,96 +14,49 @@
 //!   the two subjects are not ordered with respect to each other, so each client keeps
 //!   the seq it is at and gets an event only if it is the next one: stream events that
 //!   come before its snapshot wait in a short window ([`RECENT`]) and are handed over
-//!   after it; those it already has are skipped. A client stuck below the stream (a lost
-//!   message) is resumed with `after_seq` at the owner, silently: it gets the missing
-//!   events, in order, as if nothing happened (or a fresh snapshot, if the owner no
-//!   longer has them).
+//!   after it; those it already has are skipped. A client that asks for a snapshot again
+//!   (a `join` or `watch` without `after_seq`) while it follows the game here first gets
+//!   the events it had not had up to the snapshot's seq, as a local client does: the
+//!   snapshot waits for them (at most [`REPAIR_QUIET`]). A client stuck below the
+//!   stream (a lost message) is resumed with `after_seq` at the owner, silently: it gets
+//!   the missing events, in order, as if nothing happened (or a fresh snapshot, if the
+//!   owner no longer has them).
+//! - **Adoption** ([`Cluster::adopt`]): a game its owner started by itself for a client of
+//!   this node (paired by the lobby's leader, a challenge, a rematch) sends that client
+//!   its snapshot as to a local peer, through the leader's relay or the client's proxy,
+//!   without this node having asked. The first such snapshot of a game for a connection
+//!   makes this node follow the game's stream for it and ask the owner, before anything
+//!   the client sends next, for a silent resumption after the snapshot's seq (a `join`
+//!   or `watch` with `after_seq`, as a repair): the owner then counts it among the
+//!   stream's followers. The frames the owner sent it meanwhile come on its own subject,
+//!   in order; those it already has are skipped by seq. Every frame a connection gets
+//!   alone goes through [`Cluster::direct`], whichever subject brought it.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use dashmap::DashMap;
 use futures::StreamExt;
 use protocol::wire::{GameId, Seq, ServerMessage};
 use serde::Deserialize;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::{Cluster, Op, Queued, RemoteCmd};
 use crate::peer::{Delivery, Peer, CLOSE_FELL_BEHIND, CLOSE_SLOW};
-use crate::rooms::Relay;
+
+mod adopt;
+mod publish;
+pub(super) use publish::{ev_subject, OwnerRelay};
 
 /// Events of a game a node keeps for a client whose snapshot comes after them.
 const RECENT: usize = 256;
 /// A client's gap is not asked for again within this long (its missed events may be on
 /// their way); it is looked at again then, events or not.
 const REPAIR_QUIET: Duration = Duration::from_millis(200);
-/// Frames for the other nodes waiting to be published, for all of a node's games.
-const PUBLISH_QUEUE: usize = 8192;
-
-pub(super) fn ev_subject(game: GameId) -> String {
-    format!("tamsk.game.{game}.ev")
-}
-
-/// Owner side: the proxies of remote clients, and the one publication of each frame.
-pub(super) struct OwnerRelay {
-    remote: DashMap<u64, ()>,
-    tx: mpsc::Sender<(GameId, Bytes)>,
-    /// Frames dropped because the publication queue was full.
-    pub(super) lost: AtomicU64,
-}
-
-impl OwnerRelay {
-    pub(super) fn start(client: async_nats::Client) -> Arc<OwnerRelay> {
-        let (tx, mut rx) = mpsc::channel::<(GameId, Bytes)>(PUBLISH_QUEUE);
-        tokio::spawn(async move {
-            while let Some((game, payload)) = rx.recv().await {
-                if client.publish(ev_subject(game), payload).await.is_err() {
-                    break;
-                }
-            }
-        });
-        Arc::new(OwnerRelay {
-            remote: DashMap::new(),
-            tx,
-            lost: AtomicU64::new(0),
-        })
-    }
-
-    pub(super) fn add_remote(&self, conn: u64) {
-        self.remote.insert(conn, ());
-    }
-
-    pub(super) fn remove_remote(&self, conn: u64) {
-        self.remote.remove(&conn);
-    }
-}
-
-impl Relay for OwnerRelay {
-    fn is_remote(&self, conn: u64) -> bool {
-        self.remote.contains_key(&conn)
-    }
-
-    fn publish(&self, game: GameId, seq: Option<Seq>, text: &Utf8Bytes) {
-        let mut buf = BytesMut::with_capacity(text.len() + 21);
-        if let Some(seq) = seq {
-            let _ = write!(buf, "{seq}");
-        }
-        buf.put_u8(b'\n');
-        buf.put_slice(text.as_bytes());
-        if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send((game, buf.freeze())) {
-            let lost = self.lost.fetch_add(1, Ordering::Relaxed);
-            if lost.is_power_of_two() || lost == 0 {
-                tracing::warn!(game = %game, lost = lost + 1, "publication queue full: frame dropped (the other nodes repair the gap)");
-            }
-        }
-    }
-}
 
 /// A frame of a game stream: its seq (none for a watcher count) and the frame.
 fn parse_stream(payload: Bytes) -> Option<(Option<Seq>, Utf8Bytes)> {
@@ -165,10 +118,24 @@ struct FanClient {
     seat: bool,
     /// The last event it was given; `None` until its snapshot or resumption comes.
     at: Option<Seq>,
+    /// When it joins again while followed here: the last event it was given before. The
+    /// events after it up to its new snapshot's seq go to it before the snapshot, as a
+    /// local client gets them (they were sent before it).
+    before: Option<Seq>,
+    /// That snapshot, while those events are still on their way on the stream (the two
+    /// subjects are not ordered): it waits for them, at most [`REPAIR_QUIET`] (then they
+    /// are lost, and it goes without them: it has them all anyway).
+    held: Option<Held>,
     /// Repairs asked and not answered yet: their `resumed` is not passed on.
     repairing: u32,
     /// No repair is asked before this (one may be under way).
     quiet_until: Option<Instant>,
+}
+
+struct Held {
+    seq: Seq,
+    text: Utf8Bytes,
+    until: Instant,
 }
 
 /// What must be done once the fan's lock is released.
@@ -199,6 +166,34 @@ impl FanState {
         let Some(c) = self.clients.get_mut(&conn) else {
             return false;
         };
+        if let Some((seq, until)) = c.held.as_ref().map(|h| (h.seq, h.until)) {
+            // A snapshot waiting for the events sent before it.
+            while let Some(b) = c.before.filter(|&b| b < seq) {
+                let Some(ev) = self.recent.get(&(b + 1)) else {
+                    break;
+                };
+                match c.deliver(ev, backlog) {
+                    Delivery::Sent => c.before = Some(b + 1),
+                    delivery => {
+                        self.drop_client(conn, delivery, effects);
+                        return false;
+                    }
+                }
+            }
+            if c.before.is_some_and(|b| b < seq) && Instant::now() < until {
+                self.recheck = Some(self.recheck.map_or(until, |r| r.min(until)));
+                return true;
+            }
+            let held = c.held.take().expect("held");
+            c.before = None;
+            match c.deliver(&held.text, backlog) {
+                Delivery::Sent => c.at = Some(seq),
+                delivery => {
+                    self.drop_client(conn, delivery, effects);
+                    return false;
+                }
+            }
+        }
         while let Some(next) = c.at.and_then(|a| self.recent.get(&(a + 1))) {
             match c.deliver(next, backlog) {
                 Delivery::Sent => c.at = c.at.map(|a| a + 1),
@@ -292,16 +287,45 @@ impl GameFan {
     }
 
     /// The quiet time of a stuck client is over: is it still stuck?
-    fn recheck(&self) -> Vec<Effect> {
+    fn recheck(&self, backlog: usize) -> Vec<Effect> {
         let mut effects = Vec::new();
         let mut st = self.state.lock().expect("fan lock");
         st.recheck = None;
         let now = Instant::now();
         let conns: Vec<u64> = st.clients.keys().copied().collect();
         for conn in conns {
-            st.check_gap(conn, now, &mut effects);
+            if st.advance(conn, backlog, &mut effects) {
+                st.check_gap(conn, now, &mut effects);
+            }
         }
         effects
+    }
+
+    fn follows(&self, conn: u64) -> bool {
+        self.state
+            .lock()
+            .expect("fan lock")
+            .clients
+            .contains_key(&conn)
+    }
+
+    /// A resumption asked by this node for `conn` is on its way: its `resumed` is not
+    /// passed on, and no repair is asked meanwhile.
+    fn expect_resumed(&self, conn: u64) {
+        let mut st = self.state.lock().expect("fan lock");
+        if let Some(c) = st.clients.get_mut(&conn) {
+            c.repairing += 1;
+            c.quiet_until = Some(Instant::now() + REPAIR_QUIET);
+        }
+    }
+
+    /// A resumption asked by this node for `conn` was refused: nothing of it will come.
+    /// The client keeps its place; a gap is asked again when the stream shows it.
+    fn repair_failed(&self, conn: u64) {
+        let mut st = self.state.lock().expect("fan lock");
+        if let Some(c) = st.clients.get_mut(&conn) {
+            c.repairing = c.repairing.saturating_sub(1);
+        }
     }
 
     /// A frame of `conn`'s own that orders it in the game. False: `conn` does not follow
@@ -314,20 +338,31 @@ impl GameFan {
         backlog: usize,
     ) -> (bool, Vec<Effect>) {
         let mut effects = Vec::new();
-        let mut st = self.state.lock().expect("fan lock");
+        let mut guard = self.state.lock().expect("fan lock");
+        let st = &mut *guard;
         let Some(c) = st.clients.get_mut(&conn) else {
             return (false, effects);
         };
         let delivered = match (head.kind, head.seq, head.after_seq) {
             ("snapshot", Some(seq), _) => {
-                c.at = Some(seq);
                 c.repairing = c.repairing.saturating_sub(1);
                 c.quiet_until = None;
-                c.deliver(&text, backlog)
+                if c.before.is_some() {
+                    // Joined again here: `advance` gives it the events it has not had
+                    // up to the snapshot's, then the snapshot.
+                    c.at = None;
+                    let until = Instant::now() + REPAIR_QUIET;
+                    c.held = Some(Held { seq, text, until });
+                    Delivery::Sent
+                } else {
+                    c.at = Some(seq);
+                    c.deliver(&text, backlog)
+                }
             }
             ("resumed", _, Some(after)) => {
                 // Never back: events it already has are not given twice.
                 c.at = Some(c.at.map_or(after, |a| a.max(after)));
+                c.before = None;
                 // Its missed events follow on this subject: no repair meanwhile.
                 c.quiet_until = Some(Instant::now() + REPAIR_QUIET);
                 if c.repairing > 0 {
@@ -355,12 +390,12 @@ impl GameFan {
             st.drop_client(conn, delivered, &mut effects);
             return (true, effects);
         }
+        let recheck = st.recheck;
         if st.advance(conn, backlog, &mut effects) {
-            let before = st.recheck;
             st.check_gap(conn, Instant::now(), &mut effects);
-            if st.recheck != before {
-                self.wake.notify_one();
-            }
+        }
+        if st.recheck != recheck {
+            self.wake.notify_one();
         }
         (true, effects)
     }
@@ -400,17 +435,23 @@ impl Cluster {
                 fan
             }
         };
-        fan.state.lock().expect("fan lock").clients.insert(
-            peer.conn,
-            FanClient {
-                peer: peer.clone(),
-                player,
-                seat,
-                at: None,
-                repairing: 0,
-                quiet_until: None,
-            },
-        );
+        {
+            let mut st = fan.state.lock().expect("fan lock");
+            let before = st.clients.get(&peer.conn).and_then(|c| c.at.or(c.before));
+            st.clients.insert(
+                peer.conn,
+                FanClient {
+                    peer: peer.clone(),
+                    player,
+                    seat,
+                    at: None,
+                    before,
+                    held: None,
+                    repairing: 0,
+                    quiet_until: None,
+                },
+            );
+        }
         if seat {
             let mut games = self.fans.seats.entry(peer.conn).or_default();
             if !games.contains(&game) {
@@ -454,26 +495,6 @@ impl Cluster {
             .unwrap_or_default()
     }
 
-    /// Client side: a frame on `conn`'s subject, handed to the socket in its game's order.
-    /// False: the connection is gone.
-    pub(super) fn direct(&self, conn: u64, to_socket: &Peer, text: Utf8Bytes) -> bool {
-        let head = serde_json::from_str::<Head>(&text)
-            .ok()
-            .filter(|h| matches!(h.kind, "snapshot" | "resumed" | "event") && h.game.is_some());
-        if let Some(head) = head {
-            let game = head.game.expect("filtered");
-            if let Some(fan) = self.fans.games.get(&game).map(|f| f.clone()) {
-                let backlog = self.rooms.config.watch_backlog;
-                let (handled, effects) = fan.on_direct(conn, &head, text.clone(), backlog);
-                self.apply(game, effects);
-                if handled {
-                    return !to_socket.is_gone();
-                }
-            }
-        }
-        to_socket.send(text)
-    }
-
     /// Client side: the frames of one game's stream, to this node's clients of it.
     async fn stream(self: Arc<Self>, fan: Arc<GameFan>, mut sub: async_nats::Subscriber) {
         let backlog = self.rooms.config.watch_backlog;
@@ -489,7 +510,7 @@ impl Cluster {
                     };
                     fan.on_stream(seq, text, backlog, loss_every)
                 }
-                _ = tokio::time::sleep_until(recheck.unwrap_or_else(Instant::now)), if recheck.is_some() => fan.recheck(),
+                _ = tokio::time::sleep_until(recheck.unwrap_or_else(Instant::now)), if recheck.is_some() => fan.recheck(backlog),
                 _ = fan.wake.notified() => continue,
             };
             self.apply(fan.game, effects);

@@ -25,6 +25,7 @@ impl Cluster {
                 peer,
                 player,
                 after_seq,
+                ..
             } => {
                 let op = match player {
                     Some(_) => Op::Join { after_seq },
@@ -57,16 +58,7 @@ impl Cluster {
             op,
             age_us: 0,
         };
-        let tx = self
-            .followers
-            .entry(peer.conn)
-            .or_insert_with(|| {
-                let (tx, rx) = mpsc::channel(FOLLOW_QUEUE);
-                let base = peer.replying(None);
-                tokio::spawn(self.clone().follow(base, rx));
-                tx
-            })
-            .clone();
+        let tx = self.follower(&peer);
         let queued = Queued {
             game,
             cmd,
@@ -86,6 +78,20 @@ impl Cluster {
             }
             Err(mpsc::error::TrySendError::Closed(_)) => false,
         }
+    }
+
+    /// Client side: the command queue of local connection `peer` for the owners of
+    /// remote games (its task started on first use).
+    pub(super) fn follower(self: &Arc<Self>, peer: &Peer) -> mpsc::Sender<Queued> {
+        self.followers
+            .entry(peer.conn)
+            .or_insert_with(|| {
+                let (tx, rx) = mpsc::channel(FOLLOW_QUEUE);
+                let base = peer.replying(None);
+                tokio::spawn(self.clone().follow(base, rx));
+                tx
+            })
+            .clone()
     }
 
     /// Client side: a local connection measured its round trip: the owners of the
@@ -138,7 +144,7 @@ impl Cluster {
                 let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(msg.payload) else {
                     continue;
                 };
-                if !cluster.direct(conn, &to_socket, text) {
+                if !cluster.direct(conn, &to_socket, text).await {
                     break;
                 }
             }
@@ -172,6 +178,15 @@ impl Cluster {
             }
             let answer = self.request(game, &cmd).await;
             if let Some((code, message)) = answer.error {
+                if repair && code != "unknown_game" {
+                    // This node's own resumption (a repair, or the adoption of a game its
+                    // owner started for the client) could not be served now (the game is
+                    // busy, or did not answer): the client keeps its place and what it
+                    // gets; a gap the stream shows is asked again.
+                    tracing::debug!(game = %game, conn, code, "a resumption of this node's was refused");
+                    self.repair_failed(game, conn);
+                    continue;
+                }
                 if following {
                     self.fan_remove(game, conn).await;
                 }

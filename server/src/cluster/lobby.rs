@@ -23,9 +23,15 @@
 //!   order); the leader serves them one at a time. Each remote connection is represented
 //!   on the leader by a relay [`Peer`]: what the lobby or a game queues for it is
 //!   published on `tamsk.lobby.to.<node>` (the connection's id, then the frame) and the
-//!   node hands it to the socket. The relay is also that connection's proxy for the games
-//!   the leader runs (`Cluster::proxies`), so a game started by a pairing seats it
-//!   directly and its later commands (`forward`) reach the same peer.
+//!   node hands it to the socket (in its games' order: `Cluster::direct`). The relay is
+//!   also that connection's proxy for the games the leader runs (`Cluster::proxies`), so
+//!   a game started by a pairing seats it directly and its later commands (`forward`)
+//!   reach the same peer. Such a game's first frames go through the relay; on its
+//!   snapshot the connection's node follows the game's stream and has the relay made a
+//!   remote subscriber (see the `fanout` module's adoption), so the game's events then
+//!   go once on the stream for every remote client, not once per relay. A relay that
+//!   still follows games stays their proxy after its connection left the lobby, until
+//!   each game is told the connection closed (or its node died).
 //! - **Games a pairing creates** run on the leader (the hub starts them as on one node),
 //!   claimed at once through the ownership lease before the relay delivers their first
 //!   frame (so the remote player's first move finds the game's subject served).
@@ -34,6 +40,10 @@
 //!   players go). When the leader changes, every node tells its waiting seekers
 //!   `seek_cancelled` (their seeks were in the old leader's memory) and announces its
 //!   online players to the new one.
+//! - **No leader yet** (a cluster starting, or a dead leader's key still there): a
+//!   client's lobby message waits for the election, looking again at each turn of the
+//!   loop, at most one lease, before it is refused `lobby_unavailable`; a node that took
+//!   the lead meanwhile serves it itself ([`Outcome::Here`]).
 //! - **Lists of games** (`list_games`, the games in a `welcome`) are gathered from every
 //!   node (`tamsk.lobby.games`, one answer per live node, at most [`GATHER_WAIT`]).
 
@@ -70,6 +80,8 @@ pub const MAX_SEEKS_PER_PLAYER: usize = 4;
 pub const MAX_RELAYS: usize = 200_000;
 /// How long a node waits for the leader's answer.
 const ASK_WAIT: Duration = Duration::from_secs(3);
+/// The leader's answer to a request that reached it after its term ended.
+const NOT_LEADING: &str = "this node does not lead the lobby";
 /// How long a node waits for the other nodes' lists of games.
 pub const GATHER_WAIT: Duration = Duration::from_millis(500);
 
@@ -144,6 +156,9 @@ pub enum Outcome {
     Players(Vec<PlayerRef>, u32),
     /// Not (or no longer) the leader, or unreachable: the node tells the client.
     Unavailable(String),
+    /// This node leads the lobby now (it did not when the message was handed to
+    /// [`ClusterLobby::ask`]): its own hub serves the message, as on one node.
+    Here,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -197,6 +212,9 @@ pub struct ClusterLobby {
     local: DashMap<u64, Local>,
     /// The nodes with a live heartbeat as last read (this one included).
     nodes: Mutex<HashSet<String>>,
+    /// Bumped at the end of each turn of the loop: a message waiting for a leader looks
+    /// again then (see [`ClusterLobby::ask`]).
+    turns: tokio::sync::watch::Sender<u64>,
 }
 
 /// Frame kinds on `tamsk.lobby.to.<node>`.
@@ -242,6 +260,7 @@ impl ClusterLobby {
             relays: DashMap::new(),
             local: DashMap::new(),
             nodes: Mutex::new(HashSet::new()),
+            turns: tokio::sync::watch::Sender::new(0),
         });
         tokio::spawn(lobby.clone().serve(requests));
         tokio::spawn(lobby.clone().deliver(deliveries));
@@ -324,6 +343,7 @@ impl ClusterLobby {
         } else {
             self.forget_relays();
         }
+        self.turns.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// Not leading: the relays of a past term are kept only while they sit in a game this
@@ -337,8 +357,11 @@ impl ClusterLobby {
             .collect();
         for key in idle {
             if let Some((_, relay)) = self.relays.remove(&key) {
+                // A relay that still follows a game here stays its proxy (see `gone`).
                 let conn = relay.peer.conn;
-                self.cluster.proxies.remove_if(&key, |_, p| p.conn == conn);
+                if !self.cluster.follows_any(&key) {
+                    self.cluster.proxies.remove_if(&key, |_, p| p.conn == conn);
+                }
             }
         }
     }
@@ -386,21 +409,19 @@ impl ClusterLobby {
     /// went (they were in the old leader's memory) and its online players are announced
     /// to the new one.
     fn changed_leader(self: &Arc<Self>, value: Option<String>) {
-        let old = {
+        {
             let mut leader = self.leader.lock().expect("leader lock");
             if *leader == value {
                 return;
             }
-            std::mem::replace(&mut *leader, value.clone())
-        };
+            *leader = value.clone();
+        }
         let led = self.term.lock().expect("term lock").is_some();
         if led && !value_is_mine(&value, &self.cluster.node) {
             self.step_down();
         }
-        if old.is_none() {
-            // The first leader this node sees: nothing of its clients was anywhere else.
-            return;
-        }
+        // Also for the first leader this node sees: its clients had no seek anywhere then,
+        // but those that said hello before it was elected are announced to it.
         let seekers: Vec<Peer> = self
             .local
             .iter_mut()

@@ -20,7 +20,19 @@
 //!   local client); what the game queues for that proxy alone (answers, snapshots, missed
 //!   events) is published on `tamsk.conn.<node>.<conn>`, to which the client's node
 //!   subscribed before its first request; what is for everyone is published once per
-//!   game on `tamsk.game.<G>.ev` and fanned out by each node ([`fanout`]).
+//!   game on `tamsk.game.<G>.ev` and fanned out by each node ([`fanout`]). On the lobby's
+//!   leader, a client known to the lobby already has a peer there, its relay (see
+//!   [`lobby`]): the relay is its proxy, and its own frames go through the lobby's
+//!   subject instead.
+//! - **Remote subscriptions.** A game skips a subscriber's peer for what is for everyone
+//!   only when the subscription says so (`GameCmd::Subscribe::remote`), which is set for
+//!   the joins and watches that come through `Cluster::command`: their node subscribed
+//!   to the stream before asking. A game the owner starts by itself for a remote client
+//!   (the lobby's pairing, an accepted challenge, a rematch) seats its relay or proxy as
+//!   a local peer, so its first frames (the snapshot, anything right after) go to that
+//!   client alone; its node, on that snapshot, subscribes to the stream and asks for a
+//!   silent resumption after the snapshot's seq (`fanout`'s adoption), which makes the
+//!   subscription remote. From then on it gets the game's events from the stream only.
 //! - **Time of remote actions.** Nodes' clocks are not shared: a command carries its age
 //!   (time since its frame was read, on the client's node) and the owner dates it that
 //!   much before its receipt, capped at [`AGE_CAP`]. Lag measurements travel the same way.
@@ -40,9 +52,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::jetstream::kv;
-use bytes::Bytes;
 use dashmap::DashMap;
-use futures::StreamExt;
 use protocol::game::Action;
 use protocol::wire::{GameId, Seq};
 use serde::{Deserialize, Serialize};
@@ -51,7 +61,7 @@ use tokio::time::Instant;
 
 use crate::codec::Reply;
 use crate::peer::{Peer, PlayerRec};
-use crate::rooms::{GameCmd, Rooms};
+use crate::rooms::Rooms;
 
 mod fence;
 mod nodes;
@@ -59,6 +69,7 @@ pub use fence::pause_leases;
 pub use nodes::NODES_BUCKET;
 mod fanout;
 mod follow;
+mod owner;
 
 /// Commands of one local connection waiting for the owners of remote games: its rate
 /// limit keeps it far below this; a client that fills it anyway is cut off.
@@ -161,8 +172,6 @@ pub struct Cluster {
     /// Owner side: the games each proxy joined or watches, by (node, conn).
     following: DashMap<(String, u64), HashSet<GameId>>,
     followers: DashMap<u64, mpsc::Sender<Queued>>,
-    /// Owner side: the one publication of each game's frames to the other nodes.
-    relay: Arc<fanout::OwnerRelay>,
     /// Client side: the remote games this node follows for its clients.
     fans: fanout::Fans,
     /// Held while claiming new games, by the lease loop or at once by [`Cluster::claim`].
@@ -211,7 +220,8 @@ impl Cluster {
         };
         let nodes = nodes::bucket(&js, lease).await?;
         let relay = fanout::OwnerRelay::start(client.clone());
-        if rooms.relay.set(relay.clone()).is_err() {
+        // The games hand it what they publish once for the other nodes.
+        if rooms.relay.set(relay).is_err() {
             anyhow::bail!("this node already joined a cluster");
         }
         let cluster = Arc::new(Cluster {
@@ -227,7 +237,6 @@ impl Cluster {
             followers: DashMap::new(),
             nodes,
             following: DashMap::new(),
-            relay,
             fans: Default::default(),
             claims: Default::default(),
         });
@@ -441,183 +450,5 @@ impl Cluster {
             }
         }
         Ok(())
-    }
-
-    /// Owner side: answers the commands of clients on other nodes for game `id`.
-    async fn serve_game(self: Arc<Self>, id: GameId, mut sub: async_nats::Subscriber) {
-        while let Some(msg) = sub.next().await {
-            if self.stale(id) {
-                // Another node runs the game now: it answers (two answers would race).
-                break;
-            }
-            let answer = match serde_json::from_slice::<RemoteCmd>(&msg.payload) {
-                Ok(cmd) => self.command(id, cmd).await,
-                Err(e) => Answer {
-                    error: Some(("bad_command".into(), e.to_string())),
-                },
-            };
-            if let Some(reply) = msg.reply {
-                let body = serde_json::to_vec(&answer).expect("answers serialise");
-                let _ = self.client.publish(reply, body.into()).await;
-            }
-        }
-    }
-
-    /// The proxy of a client of another node (created on its first command).
-    fn proxy(&self, node: &str, conn: u64) -> Peer {
-        let key = (node.to_string(), conn);
-        if let Some(p) = self.proxies.get(&key) {
-            if !p.is_gone() {
-                return p.clone();
-            }
-            self.relay.remove_remote(p.conn);
-        }
-        let (tx, mut rx) =
-            mpsc::channel::<axum::extract::ws::Utf8Bytes>(self.rooms.config.outbound_queue);
-        let peer = Peer {
-            conn: self.rooms.next_conn_id(),
-            tx,
-            kill: Default::default(),
-            seated: Default::default(),
-            reply: None,
-        };
-        let client = self.client.clone();
-        let subject = conn_subject(node, conn);
-        tokio::spawn(async move {
-            while let Some(text) = rx.recv().await {
-                if client
-                    .publish(subject.clone(), Bytes::from(text))
-                    .await
-                    .is_err()
-                {
-                    break;
-                }
-            }
-        });
-        self.relay.add_remote(peer.conn);
-        self.proxies.insert(key, peer.clone());
-        peer
-    }
-
-    /// Owner side: one command of a client of another node.
-    async fn command(&self, id: GameId, cmd: RemoteCmd) -> Answer {
-        let refuse = |code: &str, message: String| Answer {
-            error: Some((code.into(), message)),
-        };
-        let Some(handle) = self.rooms.game(id) else {
-            return refuse("unknown_game", format!("there is no live game {id}"));
-        };
-        if let Op::Closed = cmd.op {
-            self.following.remove(&(cmd.node.clone(), cmd.conn));
-            if let Some((_, peer)) = self.proxies.remove(&(cmd.node.clone(), cmd.conn)) {
-                self.relay.remove_remote(peer.conn);
-                let _ = handle
-                    .tx
-                    .send(GameCmd::Unsubscribe {
-                        conn: peer.conn,
-                        reply: None,
-                    })
-                    .await;
-            }
-            return Answer::default();
-        }
-        // Dated when its node read it, not when it got here (at most AGE_CAP back).
-        let now = Instant::now();
-        let received = now
-            .checked_sub(Duration::from_micros(cmd.age_us).min(AGE_CAP))
-            .unwrap_or(now);
-        if let Op::Lag { rtt_ms } = cmd.op {
-            // Only for a client already in the game (a proxy exists), best effort.
-            if let Some(peer) = self.proxies.get(&(cmd.node.clone(), cmd.conn)) {
-                let _ = handle.tx.try_send(GameCmd::Lag {
-                    conn: peer.conn,
-                    rtt_ms,
-                    received,
-                });
-            }
-            return Answer::default();
-        }
-        let seat = cmd
-            .player
-            .as_ref()
-            .and_then(|p| handle.seats.iter().find(|s| &s.id == p).cloned());
-        let player = match (&seat, &cmd.player) {
-            (Some(s), _) => Some(s.clone()),
-            (None, Some(p)) => (self.resolve)(p.clone()).await,
-            (None, None) => None,
-        };
-        let base = self.proxy(&cmd.node, cmd.conn);
-        let peer = base.replying(cmd.reply.map(Arc::new));
-        let game_cmd = match cmd.op {
-            Op::Join { after_seq } => {
-                if seat.is_none() {
-                    return refuse(
-                        "not_a_player",
-                        "you have no seat in this game: use watch to follow it".into(),
-                    );
-                }
-                GameCmd::Subscribe {
-                    peer,
-                    player: seat,
-                    after_seq,
-                }
-            }
-            Op::Watch { after_seq } => {
-                if handle.code.is_some() && seat.is_none() {
-                    return refuse("unknown_game", format!("there is no live game {id}"));
-                }
-                GameCmd::Subscribe {
-                    peer,
-                    player: None,
-                    after_seq,
-                }
-            }
-            Op::Leave { answer } => GameCmd::Unsubscribe {
-                conn: base.conn,
-                reply: answer.then_some(peer),
-            },
-            Op::Act { action } => match player {
-                Some(player) => GameCmd::Act {
-                    peer,
-                    player,
-                    action,
-                    received,
-                },
-                None => return refuse("hello_first", "say hello first".into()),
-            },
-            Op::Claim => match player {
-                Some(player) => GameCmd::ClaimAbandonment { peer, player },
-                None => return refuse("hello_first", "say hello first".into()),
-            },
-            Op::Rematch { accept } => match player {
-                Some(player) => GameCmd::Rematch {
-                    peer,
-                    player,
-                    accept,
-                },
-                None => return refuse("hello_first", "say hello first".into()),
-            },
-            Op::Closed | Op::Lag { .. } => unreachable!("handled above"),
-        };
-        let follows = match &game_cmd {
-            GameCmd::Subscribe { .. } => Some(true),
-            GameCmd::Unsubscribe { .. } => Some(false),
-            _ => None,
-        };
-        match handle.tx.try_send(game_cmd) {
-            Ok(()) => {
-                if let Some(follows) = follows {
-                    self.follows(&cmd.node, cmd.conn, id, follows);
-                }
-                Answer::default()
-            }
-            Err(mpsc::error::TrySendError::Full(_)) => refuse(
-                "game_busy",
-                "the game is busy: try again in a moment".into(),
-            ),
-            Err(mpsc::error::TrySendError::Closed(_)) => {
-                refuse("unknown_game", format!("there is no live game {id}"))
-            }
-        }
     }
 }

@@ -93,6 +93,11 @@ impl Cluster {
         }
     }
 
+    /// Owner side: whether the proxy of (`node`, `conn`) follows any game here.
+    pub(super) fn follows_any(&self, key: &(String, u64)) -> bool {
+        self.following.get(key).is_some_and(|g| !g.is_empty())
+    }
+
     /// Owner side: the proxy of (`node`, `conn`) follows `game` (it joined or watches).
     pub(super) fn follows(&self, node: &str, conn: u64, game: GameId, follows: bool) {
         let key = (node.to_string(), conn);

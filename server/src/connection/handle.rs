@@ -405,6 +405,7 @@ impl Conn {
             peer: self.reply_peer(),
             player,
             after_seq,
+            remote: false,
         };
         if self.to_game(game, cmd) {
             self.games.insert(game);

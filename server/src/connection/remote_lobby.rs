@@ -76,6 +76,8 @@ impl Conn {
         }
         let outcome = lobby.ask(&self.reply_peer(), me.as_ref(), op).await;
         match outcome {
+            // This node took the lead while the message waited for one.
+            Outcome::Here => return false,
             Outcome::Game(id) => {
                 self.games.insert(id);
             }

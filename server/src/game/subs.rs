@@ -9,6 +9,7 @@ impl GameTask {
         peer: Peer,
         player: Option<Arc<PlayerRec>>,
         after_seq: Option<Seq>,
+        remote: bool,
     ) {
         let seat = player.as_deref().and_then(|p| self.seat_of(p));
         // Whatever is due now goes out first, so the snapshot is current.
@@ -43,7 +44,6 @@ impl GameTask {
             peer.seated.add(self.id);
         }
         let conn = peer.conn;
-        let remote = self.rooms.relay.get().is_some_and(|r| r.is_remote(conn));
         self.subs.push(Sub { peer, seat, remote });
         if let Some(rtt_ms) = known_lag {
             self.lag(conn, rtt_ms, Instant::now());

@@ -12,16 +12,20 @@ impl ClusterLobby {
                 continue;
             }
             let conn = u64::from_be_bytes(p[..8].try_into().expect("8 bytes"));
-            let Some(mut local) = self.local.get_mut(&conn) else {
-                continue;
-            };
-            match p[8] {
-                FRAME_PAIRED => local.seeking = false,
-                _ => {
-                    if let Ok(text) = std::str::from_utf8(&p[9..]) {
-                        local.peer.send(text.to_string().into());
-                    }
+            let peer = {
+                let Some(mut local) = self.local.get_mut(&conn) else {
+                    continue;
+                };
+                if p[8] == FRAME_PAIRED {
+                    local.seeking = false;
+                    continue;
                 }
+                local.peer.clone()
+            };
+            // The relay is also the connection's proxy in the leader's games: their
+            // frames are ordered with the games' streams like those of any owner.
+            if let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(msg.payload.slice(9..)) {
+                self.cluster.direct(conn, &peer, text).await;
             }
         }
     }
@@ -71,7 +75,34 @@ impl ClusterLobby {
         }
     }
 
-    /// Node side: sends a client's lobby message to the leader and waits for what it did.
+    /// Node side: one request to `leader`, and whether its failure is the lobby's lack of
+    /// a leader (nobody serves the leader's subject, or it no longer leads).
+    async fn request(&self, leader: &str, body: Bytes) -> (Outcome, bool) {
+        let asked = self.cluster.client.request(at_subject(leader), body);
+        match tokio::time::timeout(ASK_WAIT, asked).await {
+            Ok(Ok(msg)) => match serde_json::from_slice(&msg.payload) {
+                Ok(Outcome::Unavailable(why)) if why == NOT_LEADING => {
+                    (Outcome::Unavailable(why), true)
+                }
+                Ok(outcome) => (outcome, false),
+                Err(e) => (
+                    Outcome::Unavailable(format!("bad lobby answer: {e}")),
+                    false,
+                ),
+            },
+            Ok(Err(e)) => {
+                let election = e.kind() == async_nats::RequestErrorKind::NoResponders;
+                (Outcome::Unavailable(e.to_string()), election)
+            }
+            Err(_) => (
+                Outcome::Unavailable("the lobby's node did not answer".into()),
+                false,
+            ),
+        }
+    }
+
+    /// Node side: sends a client's lobby message to the leader and waits for what it did
+    /// (`Here`: this node leads now, its hub serves the message).
     pub async fn ask(&self, peer: &Peer, player: Option<&Arc<PlayerRec>>, op: LobbyOp) -> Outcome {
         let seeks = matches!(op, LobbyOp::Seek { .. } | LobbyOp::Host { .. });
         let ends_seek = matches!(
@@ -86,9 +117,17 @@ impl ClusterLobby {
             player: player.cloned(),
             seeking: false,
         });
-        let Some(leader) = self.leader_node() else {
-            return Outcome::Unavailable("no node leads the lobby yet".into());
-        };
+        // What a client waits for waits for an election too, at most a lease (a dead
+        // leader's key lives that long): no leader yet, or one that nobody serves any more
+        // (its node died) or whose term ended, is looked at again at each turn of the
+        // loop. Online and quiet cancels do not wait: a new leader is told who is online
+        // anyway, and had no seek of theirs.
+        let waits = !matches!(
+            op,
+            LobbyOp::Online | LobbyOp::Gone | LobbyOp::CancelSeek { quiet: true }
+        );
+        let until = Instant::now() + self.cluster.lease;
+        let mut turns = self.turns.subscribe();
         let req = LobbyReq {
             node: self.cluster.node.clone(),
             conn: peer.conn,
@@ -96,16 +135,29 @@ impl ClusterLobby {
             reply: peer.reply.as_deref().cloned(),
             op,
         };
-        let body = serde_json::to_vec(&req).expect("requests serialise");
-        let asked = self
-            .cluster
-            .client
-            .request(at_subject(&leader), body.into());
-        let outcome = match tokio::time::timeout(ASK_WAIT, asked).await {
-            Ok(Ok(msg)) => serde_json::from_slice(&msg.payload)
-                .unwrap_or_else(|e| Outcome::Unavailable(format!("bad lobby answer: {e}"))),
-            Ok(Err(e)) => Outcome::Unavailable(e.to_string()),
-            Err(_) => Outcome::Unavailable("the lobby's node did not answer".into()),
+        let body = Bytes::from(serde_json::to_vec(&req).expect("requests serialise"));
+        let outcome = loop {
+            if waits && self.leading() {
+                break Outcome::Here;
+            }
+            let (outcome, election) = match self.leader_node() {
+                None => (
+                    Outcome::Unavailable("no node leads the lobby yet".into()),
+                    true,
+                ),
+                Some(leader) => self.request(&leader, body.clone()).await,
+            };
+            if !(waits && election) {
+                break outcome;
+            }
+            // The next turn (at once if one ended during the request), unless the wait
+            // is over.
+            if tokio::time::timeout_at(until, turns.changed())
+                .await
+                .is_err()
+            {
+                break outcome;
+            }
         };
         if let Some(mut l) = self.local.get_mut(&peer.conn) {
             match outcome {

@@ -9,9 +9,14 @@ impl ClusterLobby {
         let Some((_, relay)) = self.relays.remove(&(node.to_string(), conn)) else {
             return;
         };
-        self.cluster
-            .proxies
-            .remove_if(&(node.to_string(), conn), |_, p| p.conn == relay.peer.conn);
+        // The relay stays the proxy of the games it still follows here: each lets go of
+        // it on the `Closed` its node sends (or when its node is found dead).
+        let key = (node.to_string(), conn);
+        if !self.cluster.follows_any(&key) {
+            self.cluster
+                .proxies
+                .remove_if(&key, |_, p| p.conn == relay.peer.conn);
+        }
         self.host.lobby_op(
             LobbyOp::Gone,
             Seeker {
@@ -79,7 +84,7 @@ impl ClusterLobby {
             return Outcome::Done;
         }
         if !self.leading() {
-            return Outcome::Unavailable("this node does not lead the lobby".into());
+            return Outcome::Unavailable(NOT_LEADING.into());
         }
         match req.op {
             LobbyOp::ListSeeks => return self.host.lobby_list(false),
@@ -108,7 +113,7 @@ impl ClusterLobby {
         // The term is checked again right before the pairing (see the module's comment):
         // resolving the player may have waited for the database.
         if !self.leading() {
-            return Outcome::Unavailable("this node does not lead the lobby".into());
+            return Outcome::Unavailable(NOT_LEADING.into());
         }
         let peer = relay.replying(req.reply.map(Arc::new));
         self.host.lobby_op(req.op, Seeker { player, peer })
@@ -128,15 +133,7 @@ async fn relay_out(
     let subject = to_subject(&node);
     let mut known: HashSet<GameId> = HashSet::new();
     while let Some(text) = rx.recv().await {
-        let seated = peer.seated.list();
-        known.retain(|g| seated.contains(g));
-        for game in seated {
-            if !known.insert(game) {
-                continue;
-            }
-            if cluster.rooms.games.contains_key(&game) {
-                cluster.claim(game).await;
-            }
+        for game in cluster.newly_seated(&peer, &mut known).await {
             let paired = frame(conn, FRAME_PAIRED, game.to_string().as_bytes());
             let _ = cluster.client.publish(subject.clone(), paired).await;
         }

@@ -1,0 +1,235 @@
+//! Owner side of the games played from other nodes: the commands of their clients, served
+//! for each game this node owns, and the proxy that stands for each such client in the
+//! games (see the parent module: "Playing and watching a game owned elsewhere").
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use protocol::wire::GameId;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::{conn_subject, Answer, Cluster, Op, RemoteCmd, AGE_CAP};
+use crate::peer::Peer;
+use crate::rooms::GameCmd;
+
+impl Cluster {
+    /// Owner side: answers the commands of clients on other nodes for game `id`.
+    pub(super) async fn serve_game(self: Arc<Self>, id: GameId, mut sub: async_nats::Subscriber) {
+        while let Some(msg) = sub.next().await {
+            if self.stale(id) {
+                // Another node runs the game now: it answers (two answers would race).
+                break;
+            }
+            let answer = match serde_json::from_slice::<RemoteCmd>(&msg.payload) {
+                Ok(cmd) => self.command(id, cmd).await,
+                Err(e) => Answer {
+                    error: Some(("bad_command".into(), e.to_string())),
+                },
+            };
+            if let Some(reply) = msg.reply {
+                let body = serde_json::to_vec(&answer).expect("answers serialise");
+                let _ = self.client.publish(reply, body.into()).await;
+            }
+        }
+    }
+
+    /// Owner side: the games `peer` was seated in since `known` was last brought up to
+    /// date. Those this node runs are claimed first: a game just started here (by the
+    /// lobby, a challenge or a rematch) must be served to the other nodes before its
+    /// first frame reaches a remote player, whose node then sends its first command.
+    pub(super) async fn newly_seated(
+        self: &Arc<Self>,
+        peer: &Peer,
+        known: &mut HashSet<GameId>,
+    ) -> Vec<GameId> {
+        let seated = peer.seated.list();
+        known.retain(|g| seated.contains(g));
+        let mut new = Vec::new();
+        for game in seated {
+            if !known.insert(game) {
+                continue;
+            }
+            if self.rooms.games.contains_key(&game) {
+                self.claim(game).await;
+            }
+            new.push(game);
+        }
+        new
+    }
+
+    /// The proxy of a client of another node (created on its first command).
+    fn proxy(self: &Arc<Self>, node: &str, conn: u64) -> Peer {
+        let key = (node.to_string(), conn);
+        if let Some(p) = self.proxies.get(&key) {
+            if !p.is_gone() {
+                return p.clone();
+            }
+        }
+        let (tx, mut rx) =
+            mpsc::channel::<axum::extract::ws::Utf8Bytes>(self.rooms.config.outbound_queue);
+        let peer = Peer {
+            conn: self.rooms.next_conn_id(),
+            tx,
+            kill: Default::default(),
+            seated: Default::default(),
+            reply: None,
+        };
+        let client = self.client.clone();
+        let subject = conn_subject(node, conn);
+        let cluster = self.clone();
+        let seats = peer.clone();
+        tokio::spawn(async move {
+            let mut known = HashSet::new();
+            while let Some(text) = rx.recv().await {
+                // A rematch's first frames wait for its claim (see `newly_seated`).
+                cluster.newly_seated(&seats, &mut known).await;
+                if client
+                    .publish(subject.clone(), Bytes::from(text))
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        self.proxies.insert(key, peer.clone());
+        peer
+    }
+
+    /// Owner side: one command of a client of another node.
+    async fn command(self: &Arc<Self>, id: GameId, cmd: RemoteCmd) -> Answer {
+        let refuse = |code: &str, message: String| Answer {
+            error: Some((code.into(), message)),
+        };
+        let Some(handle) = self.rooms.game(id) else {
+            return refuse("unknown_game", format!("there is no live game {id}"));
+        };
+        if let Op::Closed = cmd.op {
+            // One `Closed` comes per game the connection followed here: each game lets go
+            // of the proxy, which is forgotten with the last of them.
+            let key = (cmd.node.clone(), cmd.conn);
+            let peer = self.proxies.get(&key).map(|p| p.clone());
+            self.follows(&cmd.node, cmd.conn, id, false);
+            self.following.remove_if(&key, |_, games| games.is_empty());
+            let last = !self.follows_any(&key);
+            if let Some(peer) = peer {
+                let _ = handle
+                    .tx
+                    .send(GameCmd::Unsubscribe {
+                        conn: peer.conn,
+                        reply: None,
+                    })
+                    .await;
+                if last {
+                    self.proxies.remove_if(&key, |_, p| p.conn == peer.conn);
+                }
+            }
+            return Answer::default();
+        }
+        // Dated when its node read it, not when it got here (at most AGE_CAP back).
+        let now = Instant::now();
+        let received = now
+            .checked_sub(Duration::from_micros(cmd.age_us).min(AGE_CAP))
+            .unwrap_or(now);
+        if let Op::Lag { rtt_ms } = cmd.op {
+            // Only for a client already in the game (a proxy exists), best effort.
+            if let Some(peer) = self.proxies.get(&(cmd.node.clone(), cmd.conn)) {
+                let _ = handle.tx.try_send(GameCmd::Lag {
+                    conn: peer.conn,
+                    rtt_ms,
+                    received,
+                });
+            }
+            return Answer::default();
+        }
+        let seat = cmd
+            .player
+            .as_ref()
+            .and_then(|p| handle.seats.iter().find(|s| &s.id == p).cloned());
+        let player = match (&seat, &cmd.player) {
+            (Some(s), _) => Some(s.clone()),
+            (None, Some(p)) => (self.resolve)(p.clone()).await,
+            (None, None) => None,
+        };
+        let base = self.proxy(&cmd.node, cmd.conn);
+        let peer = base.replying(cmd.reply.map(Arc::new));
+        let game_cmd = match cmd.op {
+            Op::Join { after_seq } => {
+                if seat.is_none() {
+                    return refuse(
+                        "not_a_player",
+                        "you have no seat in this game: use watch to follow it".into(),
+                    );
+                }
+                GameCmd::Subscribe {
+                    peer,
+                    player: seat,
+                    after_seq,
+                    // Its node subscribed to the game's stream before asking.
+                    remote: true,
+                }
+            }
+            Op::Watch { after_seq } => {
+                if handle.code.is_some() && seat.is_none() {
+                    return refuse("unknown_game", format!("there is no live game {id}"));
+                }
+                GameCmd::Subscribe {
+                    peer,
+                    player: None,
+                    after_seq,
+                    remote: true,
+                }
+            }
+            Op::Leave { answer } => GameCmd::Unsubscribe {
+                conn: base.conn,
+                reply: answer.then_some(peer),
+            },
+            Op::Act { action } => match player {
+                Some(player) => GameCmd::Act {
+                    peer,
+                    player,
+                    action,
+                    received,
+                },
+                None => return refuse("hello_first", "say hello first".into()),
+            },
+            Op::Claim => match player {
+                Some(player) => GameCmd::ClaimAbandonment { peer, player },
+                None => return refuse("hello_first", "say hello first".into()),
+            },
+            Op::Rematch { accept } => match player {
+                Some(player) => GameCmd::Rematch {
+                    peer,
+                    player,
+                    accept,
+                },
+                None => return refuse("hello_first", "say hello first".into()),
+            },
+            Op::Closed | Op::Lag { .. } => unreachable!("handled above"),
+        };
+        let follows = match &game_cmd {
+            GameCmd::Subscribe { .. } => Some(true),
+            GameCmd::Unsubscribe { .. } => Some(false),
+            _ => None,
+        };
+        match handle.tx.try_send(game_cmd) {
+            Ok(()) => {
+                if let Some(follows) = follows {
+                    self.follows(&cmd.node, cmd.conn, id, follows);
+                }
+                Answer::default()
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => refuse(
+                "game_busy",
+                "the game is busy: try again in a moment".into(),
+            ),
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                refuse("unknown_game", format!("there is no live game {id}"))
+            }
+        }
+    }
+}
