@@ -38,9 +38,8 @@ use report::{lateness_buckets, print_histogram, print_lateness, process_usage};
 )]
 struct Args {
     /// The server's websocket URL. Given twice or more (or comma-separated): the nodes of
-    /// one cluster; the two players of each game are on different nodes (the game is
-    /// paired on, and owned by, node `g % n`), watchers alternate between the owner and
-    /// the other nodes.
+    /// one cluster; the two players of each game seek on different nodes (the cluster's
+    /// lobby pairs them; its leader runs the game), watchers alternate between the nodes.
     #[arg(long, default_value = "ws://127.0.0.1:7878/ws", value_delimiter = ',')]
     server: Vec<String>,
     /// Concurrent games.
@@ -237,21 +236,16 @@ impl Replica {
 }
 
 /// A scripted player: seeks, plays its seat at the slot's pace, seeks again after the end.
-/// A player: lives on node `home`, seeks on node `seek_on` (the same, or another whose
-/// lobby pairs the game: see [`nodes`]).
+/// A player: connects to node `home` and seeks there (see [`nodes`]).
 async fn player(
     args: Arc<Args>,
     settings: Settings,
     slot: Arc<Slot>,
-    (index, home, seek_on): (usize, usize, usize),
+    (index, home): (usize, usize),
     (epoch, stop): (Instant, Instant),
     gate: Arc<Semaphore>,
 ) -> Result<Tally> {
     let mut ws = connect(&args.server[home], &format!("load{index}"), &gate).await?;
-    let token = match home == seek_on {
-        true => None,
-        false => Some(nodes::welcome(&mut ws).await?),
-    };
     let interval = Duration::from_secs_f64(args.games as f64 / args.rate);
     let mut tally = Tally {
         opponent: Some(histogram()),
@@ -259,20 +253,9 @@ async fn player(
     };
     let mut turn_count = index as u64;
     'games: while Instant::now() < stop {
-        let snapshot = match &token {
-            None => nodes::seek(&mut ws, &settings, stop, &mut tally).await?,
-            Some(token) => {
-                let mut lobby = nodes::connect_as(&args.server[seek_on], token, &gate).await?;
-                let paired = nodes::seek(&mut lobby, &settings, stop, &mut tally).await?;
-                let joined = match paired {
-                    Some(s) => nodes::join_home(&mut ws, s, stop, &mut tally).await?,
-                    None => None,
-                };
-                let _ = lobby.close(None).await;
-                joined
-            }
+        let Some(s) = nodes::seek(&mut ws, &settings, stop, &mut tally).await? else {
+            break 'games;
         };
-        let Some(s) = snapshot else { break 'games };
         let (game_id, seat, mut replica) = (
             s.game,
             s.seat.context("a player's snapshot has a seat")?,
@@ -558,21 +541,20 @@ async fn main() -> Result<()> {
             turn_limit_ms: Some(3_600_000 - g as u64),
             ..settings.clone()
         };
-        // Paired on (and owned by) node g % n; the second player lives on the next node.
-        let seek_on = g % nodes;
+        // Red's player on node g % n, the other on the next node.
+        let first = g % nodes;
         for seat in 0..2 {
             let (args, settings, slot, gate) =
                 (args.clone(), settings.clone(), slot.clone(), gate.clone());
             let index = g * 2 + seat;
-            let home = (seek_on + seat) % nodes;
-            let at = (index, home, seek_on);
+            let at = (index, (first + seat) % nodes);
             tasks.spawn(player(args, settings, slot, at, (epoch, stop), gate));
         }
         for w in 0..args.watchers {
             let (args, slot, gate) = (args.clone(), slot.clone(), gate.clone());
             let index = g * args.watchers + w;
-            // On the owner for half the games, on another node for the other half.
-            let node = (seek_on + g / nodes + w) % nodes;
+            // Spread over the nodes.
+            let node = (first + g / nodes + w) % nodes;
             tasks.spawn(watcher(args, slot, (index, node), (epoch, stop), gate));
         }
     }

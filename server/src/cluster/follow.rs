@@ -14,6 +14,11 @@ use tokio::time::Instant;
 use super::{cmd_subject, conn_subject, Answer, Cluster, Op, Queued, RemoteCmd, FOLLOW_QUEUE};
 use crate::peer::{Peer, CLOSE_SLOW};
 use crate::rooms::GameCmd;
+use bytes::Bytes;
+
+/// How long a join or watch of a game nobody serves yet is asked again (see
+/// `Cluster::request`).
+const NEW_GAME_WAIT: Duration = Duration::from_millis(300);
 
 impl Cluster {
     /// Client side: hands a command for a game this node does not run to its owner.
@@ -217,9 +222,32 @@ impl Cluster {
     }
 
     async fn request(&self, game: GameId, cmd: &RemoteCmd) -> Answer {
-        let body = serde_json::to_vec(cmd).expect("commands serialise");
-        let asked = self.client.request(cmd_subject(game), body.into());
-        match tokio::time::timeout(Duration::from_secs(5), asked).await {
+        let body: Bytes = serde_json::to_vec(cmd).expect("commands serialise").into();
+        // A game a pairing just started is served on its subject once its owner claimed
+        // it, a few milliseconds after its players got their snapshots: a watch or join
+        // right then (a watcher told of the game by its player) finds nobody yet, so
+        // those two are asked again for a little while before the game is called unknown.
+        let patient = matches!(cmd.op, Op::Join { .. } | Op::Watch { .. });
+        let give_up = Instant::now() + NEW_GAME_WAIT;
+        loop {
+            let asked = self.client.request(cmd_subject(game), body.clone());
+            let answer = tokio::time::timeout(Duration::from_secs(5), asked).await;
+            let nobody = matches!(&answer, Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders);
+            if !(nobody && patient && Instant::now() < give_up) {
+                return Self::answer(game, answer);
+            }
+            tokio::time::sleep(NEW_GAME_WAIT / 10).await;
+        }
+    }
+
+    fn answer(
+        game: GameId,
+        answer: Result<
+            Result<async_nats::Message, async_nats::RequestError>,
+            tokio::time::error::Elapsed,
+        >,
+    ) -> Answer {
+        match answer {
             Ok(Ok(msg)) => serde_json::from_slice(&msg.payload).unwrap_or_default(),
             Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => Answer {
                 error: Some((
