@@ -181,7 +181,7 @@ impl Cluster {
             if let Some(read) = read {
                 cmd.age_us = read.elapsed().as_micros() as u64;
             }
-            let answer = self.request(game, &cmd).await;
+            let answer = self.request(game, &cmd, !repair).await;
             if let Some((code, message)) = answer.error {
                 if repair && code != "unknown_game" {
                     // This node's own resumption (a repair, or the adoption of a game its
@@ -216,18 +216,20 @@ impl Cluster {
                 op: Op::Closed,
                 age_us: 0,
             };
-            let _ = self.request(game, &cmd).await;
+            let _ = self.request(game, &cmd, false).await;
         }
         forwarder.abort();
     }
 
-    async fn request(&self, game: GameId, cmd: &RemoteCmd) -> Answer {
+    async fn request(&self, game: GameId, cmd: &RemoteCmd, client_asked: bool) -> Answer {
         let body: Bytes = serde_json::to_vec(cmd).expect("commands serialise").into();
         // A game a pairing just started is served on its subject once its owner claimed
         // it, a few milliseconds after its players got their snapshots: a watch or join
         // right then (a watcher told of the game by its player) finds nobody yet, so
         // those two are asked again for a little while before the game is called unknown.
-        let patient = matches!(cmd.op, Op::Join { .. } | Op::Watch { .. });
+        // Only a client's own: this node's resumptions (repairs, adoptions) have their
+        // own handling of a game nobody serves.
+        let patient = client_asked && matches!(cmd.op, Op::Join { .. } | Op::Watch { .. });
         let give_up = Instant::now() + NEW_GAME_WAIT;
         loop {
             let asked = self.client.request(cmd_subject(game), body.clone());
@@ -237,6 +239,11 @@ impl Cluster {
                 return Self::answer(game, answer);
             }
             tokio::time::sleep(NEW_GAME_WAIT / 10).await;
+            if self.rooms.game(game).is_some() {
+                // This node took the game over meanwhile: the client's next try is served
+                // here directly, not through this node's own subject as a remote client.
+                return Self::answer(game, answer);
+            }
         }
     }
 
