@@ -541,7 +541,7 @@ async fn main() -> Result<()> {
             turn_limit_ms: Some(3_600_000 - g as u64),
             ..settings.clone()
         };
-        // Red's player on node g % n, the other on the next node.
+        // The slot's first player on node g % n, the second on the next node.
         let first = g % nodes;
         for seat in 0..2 {
             let (args, settings, slot, gate) =
