@@ -179,3 +179,32 @@ pub async fn stored_row(db: &TestDb, game: GameId) -> (String, Option<String>, S
     })
     .await
 }
+
+/// A player joins `game` again on the connection he has (its node forwards to the game's
+/// owner) and follows it from the snapshot he gets (the run that answers numbers its
+/// events above the old one's). Until the new owner runs the game a join is told
+/// `unknown_game`, and he tries again, as a real client does.
+pub async fn join_again(c: Client, game: GameId, after_seq: u64) -> Follower {
+    let mut c = c;
+    let snapshot = within("the game running on its new owner", async {
+        loop {
+            c.send(&ClientMessage::Join {
+                game,
+                after_seq: Some(after_seq),
+            })
+            .await;
+            match c.recv().await {
+                ServerMessage::Snapshot(s) => return s,
+                ServerMessage::Error { code, .. } if code == "unknown_game" => {
+                    tokio::time::sleep(Duration::from_millis(20)).await
+                }
+                other => panic!("expected a snapshot, got {other:?}"),
+            }
+        }
+    })
+    .await;
+    let at = snapshot.view.at_ms;
+    let mut f = Follower::from_snapshot(c, *snapshot);
+    f.replica.advance(at);
+    f
+}

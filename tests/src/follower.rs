@@ -198,6 +198,19 @@ impl Follower {
         }
     }
 
+    /// Reads events until `player` is told connected (or away, `connected` false).
+    pub async fn until_presence(
+        &mut self,
+        what: &str,
+        player: Player,
+        connected: bool,
+    ) -> GameEvent {
+        self.until_change(what, |c| {
+            matches!(c, Change::Presence { player: p, connected: k, .. } if *p == player && *k == connected)
+        })
+        .await
+    }
+
     /// Reads events until the one of `player`'s `action` (its `play` entry). The next
     /// event after an action need not be its own: another still unread (the opponent's
     /// presence after he rejoined, say) may come first, and a player who took that for

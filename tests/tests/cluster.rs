@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use protocol::game::{Action, Event};
 use protocol::settings::{Level, Settings};
-use protocol::wire::{ClientMessage, ServerMessage};
+use protocol::wire::ClientMessage;
 use server::Config;
 use tamsk_tests::cluster::*;
 use tamsk_tests::*;
@@ -201,30 +201,8 @@ async fn when_the_owner_dies_another_node_takes_the_game_and_players_resume_ther
     // the old ones, so they get a snapshot, with every entry of the game kept.
     let mut back = Vec::new();
     for f in [&red, &black] {
-        let (mut c, _) = Client::returning(&b, &f.client.token).await;
-        // Node b claims the key, then rebuilds the game: until it runs there, a join
-        // is told `unknown_game`, and the client tries again, as a real one does.
-        let snapshot = within("the game running on node b", async {
-            loop {
-                c.send(&ClientMessage::Join {
-                    game,
-                    after_seq: Some(f.seq),
-                })
-                .await;
-                match c.recv().await {
-                    ServerMessage::Snapshot(s) => return s,
-                    ServerMessage::Error { code, .. } if code == "unknown_game" => {
-                        tokio::time::sleep(Duration::from_millis(20)).await
-                    }
-                    other => panic!("expected a snapshot, got {other:?}"),
-                }
-            }
-        })
-        .await;
-        let at = snapshot.view.at_ms;
-        let mut f = Follower::from_snapshot(c, *snapshot);
-        f.replica.advance(at);
-        back.push(f);
+        let (c, _) = Client::returning(&b, &f.client.token).await;
+        back.push(join_again(c, game, f.seq).await);
     }
     let mut black2 = back.pop().unwrap();
     let mut red2 = back.pop().unwrap();

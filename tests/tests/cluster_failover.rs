@@ -63,35 +63,6 @@ async fn seated_at(addr: SocketAddr, names: [&str; 2], settings: &Settings) -> [
     [red, black]
 }
 
-/// A player joins `game` again on the connection he has (its node forwards to the game's
-/// owner) and follows it from the snapshot he gets (the run that answers numbers its
-/// events above the old one's). Until the new owner runs the game a join is told
-/// `unknown_game`, and he tries again, as a real client does.
-async fn join_again(c: Client, game: GameId, after_seq: u64) -> Follower {
-    let mut c = c;
-    let snapshot = within("the game running on its new owner", async {
-        loop {
-            c.send(&ClientMessage::Join {
-                game,
-                after_seq: Some(after_seq),
-            })
-            .await;
-            match c.recv().await {
-                ServerMessage::Snapshot(s) => return s,
-                ServerMessage::Error { code, .. } if code == "unknown_game" => {
-                    tokio::time::sleep(Duration::from_millis(20)).await
-                }
-                other => panic!("expected a snapshot, got {other:?}"),
-            }
-        }
-    })
-    .await;
-    let at = snapshot.view.at_ms;
-    let mut f = Follower::from_snapshot(c, *snapshot);
-    f.replica.advance(at);
-    f
-}
-
 /// The next legal move (a drop, never onto a full socket) of the player to move.
 fn a_move(f: &Follower) -> Action {
     let turn = f.replica.turn();
@@ -238,46 +209,17 @@ async fn when_a_node_of_players_dies_the_owner_marks_them_away_and_they_resume_e
     let token = black.client.token.clone();
     let old = std::mem::replace(&mut black.client, Client::connect(&a).await);
     old.close().await;
-    red.until_change("black away", |c| {
-        matches!(
-            c,
-            Change::Presence {
-                player: Player::Black,
-                connected: false,
-                ..
-            }
-        )
-    })
-    .await;
+    red.until_presence("black away", Player::Black, false).await;
     resume_on(&mut black, b.addr, &token).await;
-    red.until_change("black back", |c| {
-        matches!(
-            c,
-            Change::Presence {
-                player: Player::Black,
-                connected: true,
-                ..
-            }
-        )
-    })
-    .await;
+    red.until_presence("black back", Player::Black, true).await;
     black.catch_up_to(red.seq).await;
 
     // Node b dies (kill -9): its key in the nodes' bucket runs out, and node a treats
     // black's proxy as a closed connection.
     let killed = Instant::now();
     b.kill();
-    red.until_change("black away with node b", |c| {
-        matches!(
-            c,
-            Change::Presence {
-                player: Player::Black,
-                connected: false,
-                ..
-            }
-        )
-    })
-    .await;
+    red.until_presence("black away with node b", Player::Black, false)
+        .await;
     let noticed = killed.elapsed();
     eprintln!(
         "node b killed; its player away in node a's game {} ms later (lease {} ms)",
@@ -292,17 +234,8 @@ async fn when_a_node_of_players_dies_the_owner_marks_them_away_and_they_resume_e
     // Black comes back on node c and resumes exactly; the game goes on to its end.
     resume_on(&mut black, c.addr, &token).await;
     black.catch_up_to(red.seq).await;
-    red.until_change("black back on node c", |c| {
-        matches!(
-            c,
-            Change::Presence {
-                player: Player::Black,
-                connected: true,
-                ..
-            }
-        )
-    })
-    .await;
+    red.until_presence("black back on node c", Player::Black, true)
+        .await;
     black.catch_up_to(red.seq).await;
     let made = play_random(&mut red, &mut black, 4, 4).await;
     assert_eq!(made, 4);

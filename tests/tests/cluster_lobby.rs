@@ -67,8 +67,10 @@ async fn owner(nats: &Nats, game: GameId) -> String {
     String::from_utf8_lossy(&entry.value).into_owned()
 }
 
-/// Seated as `(red, black)`.
-fn by_seat(x: Follower, y: Follower) -> (Follower, Follower) {
+/// The players paired together, from their snapshots of the new game, as `(red, black)`.
+async fn paired(x: Client, y: Client) -> (Follower, Follower) {
+    let x = Follower::await_snapshot(x).await;
+    let y = Follower::await_snapshot(y).await;
     assert_eq!(x.game, y.game);
     assert_ne!(x.seat, y.seat);
     if x.seat() == protocol::game::Player::Red {
@@ -92,9 +94,7 @@ async fn quick_match_pairs_players_on_two_other_nodes_and_they_play() {
         rated: None,
     })
     .await;
-    let x = Follower::await_snapshot(x).await;
-    let y = Follower::await_snapshot(y).await;
-    let (mut red, mut black) = by_seat(x, y);
+    let (mut red, mut black) = paired(x, y).await;
     // Run by exactly one node: the lobby's, through the ownership lease.
     assert_eq!(owner(&nats, red.game).await, "a");
     let made = play_random(&mut red, &mut black, 7, 8).await;
@@ -130,9 +130,7 @@ async fn an_open_seek_made_on_one_node_is_listed_and_taken_on_another() {
         seek: seeks[0].seek,
     })
     .await;
-    let x = Follower::await_snapshot(x).await;
-    let y = Follower::await_snapshot(y).await;
-    let (mut red, mut black) = by_seat(x, y);
+    let (mut red, mut black) = paired(x, y).await;
     assert_eq!(play_random(&mut red, &mut black, 3, 2).await, 2);
     assert!(list_seeks(&mut red.client).await.is_empty(), "taken once");
 
@@ -218,9 +216,7 @@ async fn a_challenge_by_name_reaches_another_node_and_is_accepted_or_declined() 
     }
     x.send(&ClientMessage::AcceptChallenge { challenge: second })
         .await;
-    let x = Follower::await_snapshot(x).await;
-    let y = Follower::await_snapshot(y).await;
-    let (mut red, mut black) = by_seat(x, y);
+    let (mut red, mut black) = paired(x, y).await;
     assert_eq!(play_random(&mut red, &mut black, 5, 2).await, 2);
 }
 
@@ -386,9 +382,7 @@ async fn when_the_lobbys_leader_dies_another_node_leads_and_seekers_are_told() {
         rated: None,
     })
     .await;
-    let x = Follower::await_snapshot(x).await;
-    let y = Follower::await_snapshot(y).await;
-    let (mut red, mut black) = by_seat(x, y);
+    let (mut red, mut black) = paired(x, y).await;
     let runs = owner(&nats, red.game).await;
     assert!(
         runs == "b" || runs == "c",
@@ -424,9 +418,7 @@ async fn a_seek_made_before_a_leader_is_elected_waits_for_one() {
         rated: None,
     })
     .await;
-    let x = Follower::await_snapshot(x).await;
-    let y = Follower::await_snapshot(y).await;
-    let (mut red, mut black) = by_seat(x, y);
+    let (mut red, mut black) = paired(x, y).await;
     let runs = owner(&nats, red.game).await;
     assert!(
         runs == "b" || runs == "c",

@@ -54,7 +54,8 @@ struct FlatAction<'a> {
 impl FlatAction<'_> {
     fn action(&self) -> Option<Action> {
         let f = self;
-        let none = |n: usize| {
+        // Exactly `n` of the optional fields are there.
+        let fields = |n: usize| {
             [
                 f.from.is_some(),
                 f.to.is_some(),
@@ -68,8 +69,8 @@ impl FlatAction<'_> {
                 == n
         };
         Some(match self.ty {
-            "start" if none(1) => Action::Start { from: f.from? },
-            "release" if none(1) => Action::Release { to: f.to? },
+            "start" if fields(1) => Action::Start { from: f.from? },
+            "release" if fields(1) => Action::Release { to: f.to? },
             "move" if f.glass.is_none() && f.at.is_none() => Action::Move {
                 from: f.from?,
                 to: f.to?,
@@ -80,11 +81,11 @@ impl FlatAction<'_> {
                 to: f.to?,
                 drop: f.drop.unwrap_or(false),
             },
-            "penalty_drop" if none(1) => Action::PenaltyDrop { at: f.at? },
-            "drop" if none(0) => Action::Drop,
-            "claim" if none(0) => Action::Claim,
-            "flip" if none(0) => Action::Flip,
-            "resign" if none(0) => Action::Resign,
+            "penalty_drop" if fields(1) => Action::PenaltyDrop { at: f.at? },
+            "drop" if fields(0) => Action::Drop,
+            "claim" if fields(0) => Action::Claim,
+            "flip" if fields(0) => Action::Flip,
+            "resign" if fields(0) => Action::Resign,
             _ => return None,
         })
     }
