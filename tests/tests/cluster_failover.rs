@@ -7,10 +7,9 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use protocol::game::{Action, Event, Player};
-use protocol::record::{Entry, EntryKind, Record};
+use protocol::record::{Entry, Record};
 use protocol::settings::{Level, Settings};
 use protocol::wire::{Change, ClientMessage, GameId, ServerMessage};
-use server::store::{GameEnd, GameStart, Location, Store, Write};
 use server::Config;
 use tamsk_tests::cluster::*;
 use tamsk_tests::services::TestDb;
@@ -247,80 +246,6 @@ async fn when_a_node_of_players_dies_the_owner_marks_them_away_and_they_resume_e
     assert_eq!(red.replica, black.replica);
     assert_eq!(stored_row(&db, game).await.0, "finished");
     drop((a, c));
-}
-
-fn advance(idx: u64) -> Entry {
-    Entry {
-        at_ms: idx,
-        kind: EntryKind::Advance,
-    }
-}
-
-/// The fencing token in PostgreSQL: once a takeover raised a game's epoch, the journal
-/// rows and the end of its former owner are refused (and reported), the new owner's go
-/// in, and nothing else changes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_refuses_the_writes_of_a_fenced_owner() {
-    let Some(db) = TestDb::postgres().await else {
-        return;
-    };
-    let TestDb::Postgres { url, .. } = &db else {
-        unreachable!()
-    };
-    let (store, _) = Store::open_at(&Location::Postgres(url.clone()), true)
-        .await
-        .unwrap();
-    let id = GameId::now_v7();
-    let player = |id: &str| protocol::wire::PlayerRef {
-        player_id: id.into(),
-        name: id.into(),
-        rating: None,
-    };
-    let start = GameStart {
-        id,
-        red: player("r"),
-        black: player("b"),
-        settings: Settings::blitz(Level::One),
-        started_ms: 1,
-        code: None,
-        rated: false,
-        owner_epoch: 0,
-    };
-    store.submit(Write::GameStarted(start.clone()));
-    let entry = |epoch, idx| Write::Entry {
-        game: id,
-        epoch,
-        idx,
-        entry: advance(idx),
-    };
-    for idx in 0..3 {
-        store.submit(entry(0, idx));
-    }
-    store.flush().await;
-    assert!(store.take_fenced().is_empty());
-    assert_eq!(store.fence_game(id).await.unwrap(), Some(1));
-    store.submit(entry(0, 3));
-    store.submit(entry(1, 3));
-    store.submit(entry(0, 4));
-    store.flush().await;
-    assert_eq!(store.take_fenced(), vec![id]);
-    let live = store.live_game(id).await.unwrap().expect("live");
-    assert_eq!(live.entries, (0..4).map(advance).collect::<Vec<_>>());
-    let game = protocol::game::Game::new(start.settings.clone());
-    let stale = GameEnd::of(start.clone(), &game, Vec::new(), 5_000, Some("test"));
-    let (ack, stored) = tokio::sync::oneshot::channel();
-    store.submit(Write::GameEnded(Box::new(stale), Some(ack)));
-    assert!(!stored.await.unwrap(), "a stale end is refused");
-    assert_eq!(db.stored_game_row(id).await, None);
-    let fresh = GameStart {
-        owner_epoch: 1,
-        ..start
-    };
-    let end = GameEnd::of(fresh, &game, Vec::new(), 5_000, Some("test"));
-    let (ack, stored) = tokio::sync::oneshot::channel();
-    store.submit(Write::GameEnded(Box::new(end), Some(ack)));
-    assert!(stored.await.unwrap());
-    assert!(db.stored_game_row(id).await.is_some());
 }
 
 /// The `not_your_turn` once seen right after a takeover (docs/OPERATIONS.md) was the

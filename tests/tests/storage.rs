@@ -333,3 +333,91 @@ async fn repetition_counts_every_move(db: TestDb) {
     let list = get_json(server.addr, &format!("/games?player={}", red.client.name)).await;
     assert_eq!(list["games"][0]["move_count"], released, "{list}");
 }
+
+backend_tests!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    a_stale_owners_writes_are_refused_once_the_game_is_fenced,
+    a_stale_owners_writes_are_refused_once_the_game_is_fenced_on_postgres
+        => stale_owner_fenced
+);
+
+/// Fencing (issue 18): once a takeover raised a game's epoch, the journal rows and the
+/// end of its former owner are refused (and reported once) and change nothing; the new
+/// owner's go in.
+async fn stale_owner_fenced(db: TestDb) {
+    use protocol::record::Entry;
+    use server::store::{GameEnd, GameStart, Location, Store, Write};
+    let (store, _) = Store::open_at(&Location::of(&db.config()), true)
+        .await
+        .unwrap();
+    let id = protocol::wire::GameId::now_v7();
+    let player = |id: &str| protocol::wire::PlayerRef {
+        player_id: id.into(),
+        name: id.into(),
+        rating: None,
+    };
+    let start = GameStart {
+        id,
+        red: player("r"),
+        black: player("b"),
+        settings: Settings::blitz(Level::One),
+        started_ms: 1,
+        code: None,
+        rated: false,
+        owner_epoch: 0,
+    };
+    let advance = |idx| Entry {
+        at_ms: idx,
+        kind: EntryKind::Advance,
+    };
+    let entry = |epoch, idx| Write::Entry {
+        game: id,
+        epoch,
+        idx,
+        entry: advance(idx),
+    };
+    store.submit(Write::GameStarted(start.clone()));
+    for idx in 0..3 {
+        store.submit(entry(0, idx));
+    }
+    store.flush().await;
+    assert!(store.take_fenced().is_empty(), "the owner's rows go in");
+    assert_eq!(store.fence_game(id).await.unwrap(), Some(1));
+    // The former owner writes on, with its epoch 0; the new owner with 1.
+    store.submit(entry(0, 3));
+    store.submit(entry(1, 3));
+    store.submit(entry(0, 4));
+    store.flush().await;
+    assert!(store.was_fenced(id));
+    assert_eq!(store.take_fenced(), vec![id]);
+    assert!(store.take_fenced().is_empty(), "taken once");
+    let live = store.live_game(id).await.unwrap().expect("still live");
+    assert_eq!(live.start.owner_epoch, 1);
+    assert_eq!(
+        live.entries,
+        (0..4).map(advance).collect::<Vec<_>>(),
+        "the new owner's row 3, none of the former owner's after the fence"
+    );
+    // The former owner's end is refused and changes nothing...
+    let game = protocol::game::Game::new(start.settings.clone());
+    let stale = GameEnd::of(start.clone(), &game, Vec::new(), 5_000, Some("test"));
+    let (ack, stored) = tokio::sync::oneshot::channel();
+    store.submit(Write::GameEnded(Box::new(stale), Some(ack)));
+    assert!(!stored.await.unwrap(), "a stale end is refused");
+    assert_eq!(store.take_fenced(), vec![id]);
+    assert!(store.live_game(id).await.unwrap().is_some(), "still live");
+    assert_eq!(db.stored_game_row(id).await, None);
+    // ...the new owner's is stored.
+    let fresh = GameStart {
+        owner_epoch: 1,
+        ..start
+    };
+    let end = GameEnd::of(fresh, &game, Vec::new(), 5_000, Some("test"));
+    let (ack, stored) = tokio::sync::oneshot::channel();
+    store.submit(Write::GameEnded(Box::new(end), Some(ack)));
+    assert!(stored.await.unwrap());
+    assert!(store.take_fenced().is_empty());
+    assert!(store.live_game(id).await.unwrap().is_none(), "stored");
+    assert!(db.stored_game_row(id).await.is_some());
+    assert_eq!(store.fence_game(id).await.unwrap(), None, "no longer live");
+}
