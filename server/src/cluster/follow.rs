@@ -238,12 +238,10 @@ impl Cluster {
             if !(nobody && patient && Instant::now() < give_up) {
                 return Self::answer(game, answer);
             }
+            // Should this node take the game over meanwhile, it answers the next try
+            // itself, `unknown_game` (see `Cluster::command`): served locally on the
+            // client's own next try.
             tokio::time::sleep(NEW_GAME_WAIT / 10).await;
-            if self.rooms.game(game).is_some() {
-                // This node took the game over meanwhile: the client's next try is served
-                // here directly, not through this node's own subject as a remote client.
-                return Self::answer(game, answer);
-            }
         }
     }
 

@@ -108,6 +108,16 @@ impl Cluster {
         let Some(handle) = self.rooms.game(id) else {
             return refuse("unknown_game", format!("there is no live game {id}"));
         };
+        if cmd.node == self.node {
+            // A client of this very node, whose command left before the game started
+            // running here (a takeover): served as a remote client of its own node, it
+            // would get every event twice, from the game and from the stream. Its next
+            // try finds the game here and is served directly.
+            return refuse(
+                "unknown_game",
+                format!("game {id} now runs on this node: join or watch it again"),
+            );
+        }
         if let Op::Closed = cmd.op {
             // One `Closed` comes per game the connection followed here: each game lets go
             // of the proxy, which is forgotten with the last of them.
