@@ -360,15 +360,29 @@ impl Store {
 
     /// [`Store::open`] with a writer queue of `queue` writes (before the overflow).
     pub async fn open_with(path: Option<&Path>, queue: usize) -> anyhow::Result<Store> {
-        let (store, live) = Store::open_inner(&sqlite_location(path), queue, false).await?;
+        let (store, live) =
+            Store::open_inner(&sqlite_location(path), queue, false, writer::GATHER).await?;
         debug_assert!(live.is_empty());
         Ok(store)
+    }
+
+    /// [`Store::open_with`] with writes nobody waits for gathered for up to `gather`.
+    #[cfg(test)]
+    pub(crate) async fn open_gathering(
+        path: Option<&Path>,
+        gather: Duration,
+    ) -> anyhow::Result<Store> {
+        Ok(
+            Store::open_inner(&sqlite_location(path), WRITE_QUEUE, false, gather)
+                .await?
+                .0,
+        )
     }
 
     /// Opens the database like [`Store::open`], but hands over the games a stop cut off
     /// (SIGTERM or crash) to be resumed instead of storing them as aborted.
     pub async fn open_resuming(path: Option<&Path>) -> anyhow::Result<(Store, Vec<LiveGame>)> {
-        Store::open_inner(&sqlite_location(path), WRITE_QUEUE, true).await
+        Store::open_inner(&sqlite_location(path), WRITE_QUEUE, true, writer::GATHER).await
     }
 
     /// Opens the database at `location` (SQLite or PostgreSQL); with `resume`, hands over
@@ -378,13 +392,14 @@ impl Store {
         location: &Location,
         resume: bool,
     ) -> anyhow::Result<(Store, Vec<LiveGame>)> {
-        Store::open_inner(location, WRITE_QUEUE, resume).await
+        Store::open_inner(location, WRITE_QUEUE, resume, writer::GATHER).await
     }
 
     async fn open_inner(
         location: &Location,
         queue: usize,
         resume: bool,
+        gather: Duration,
     ) -> anyhow::Result<(Store, Vec<LiveGame>)> {
         let db = match location {
             Location::Memory => Db::Sqlite(sqlite::open(None).await?),
@@ -450,7 +465,7 @@ impl Store {
                         Location::Memory => writer_db,
                     };
                     let _ = ready_tx.send(Ok(()));
-                    writer(db, rx, writer_stats, writer_fenced, writer_urgent).await
+                    writer(db, rx, writer_stats, writer_fenced, writer_urgent, gather).await
                 })
             })?;
         ready_rx

@@ -14,6 +14,40 @@ mod store {
         }
     }
 
+    /// Writes nobody waits for gather (here for a minute); a write someone awaits, queued
+    /// while they gather, ends the gathering: it is on disk at once, not a minute later,
+    /// and so is what was queued before it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_awaited_write_ends_the_gathering() {
+        let store = Store::open_gathering(None, Duration::from_secs(60))
+            .await
+            .unwrap();
+        let id = GameId::from_u64_pair(0, 3);
+        let start = GameStart {
+            id,
+            red: player("r"),
+            black: player("b"),
+            settings: Settings::blitz(Level::One),
+            started_ms: 1,
+            code: None,
+            rated: false,
+            owner_epoch: 0,
+        };
+        store.submit(Write::GameStarted(start.clone()));
+        // Let the writer take it and start gathering.
+        while store.queued() > 0 {
+            tokio::task::yield_now().await;
+        }
+        let game = protocol::game::Game::new(start.settings.clone());
+        let end = GameEnd::of(start, &game, Vec::new(), 5_000, Some("test"));
+        let (ack, stored) = oneshot::channel();
+        store.submit(Write::GameEnded(Box::new(end), Some(ack)));
+        let stored = tokio::time::timeout(Duration::from_secs(10), stored)
+            .await
+            .expect("acknowledged long before the gathering's end");
+        assert!(stored.unwrap(), "the game and its end are on disk");
+    }
+
     /// A burst far over the queue waits in one ordered overflow: no task per write
     /// (before: one each), and the game's end still comes after all its entries (an
     /// entry written after the end would be left in the journal).

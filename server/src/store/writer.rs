@@ -8,7 +8,7 @@ use futures::FutureExt;
 /// Most writes in one transaction.
 const BATCH: usize = 1024;
 /// How long writes nobody waits for may wait for others to share their transaction.
-const GATHER: Duration = Duration::from_millis(20);
+pub(super) const GATHER: Duration = Duration::from_millis(20);
 
 /// Writes that found the queue full, in order, for one forwarding task to hand on as room
 /// comes: nobody who submits ever waits, and nothing overtakes what was submitted before.
@@ -70,6 +70,7 @@ pub(super) async fn writer(
     stats: Arc<StoreStats>,
     fenced: Arc<Fenced>,
     urgent: Arc<Notify>,
+    gather: Duration,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
     while rx.recv_many(&mut batch, BATCH).await > 0 {
@@ -81,7 +82,7 @@ pub(super) async fn writer(
         // the write itself; `urgent` (from `Store::submit`) ends it early.
         if !batch.iter().any(Write::awaited) {
             tokio::select! {
-                _ = tokio::time::sleep(GATHER) => {}
+                _ = tokio::time::sleep(gather) => {}
                 _ = urgent.notified() => {}
             }
             while batch.len() < BATCH {
