@@ -261,7 +261,16 @@ async fn keys_flip_the_timer_and_a_refused_action_is_explained_in_words() {
     };
     let game: GameId = id.parse().expect("a game id");
     let mut watch = watcher(&server, game).await;
-    if me == Player::Red {
+    // Our flip must land while the bot thinks on its turn: so we move first, after the
+    // bot's opening move when we are Black (it does not think over that one).
+    if me == Player::Black {
+        watch
+            .until("the bot's first move", |e| {
+                matches!(e, protocol::game::Event::MoveReleased { .. })
+            })
+            .await;
+    }
+    {
         b.wait_for(
             &format!("Number(document.body.dataset.seq) >= {}", watch.seq),
             "the page to be up to date",
