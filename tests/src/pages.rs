@@ -100,14 +100,30 @@ pub fn sorted(mut v: Vec<(String, u64, String)>) -> Vec<(String, u64, String)> {
 }
 
 /// Fills the lobby's form for a game against the bot with `settings` and submits it;
-/// returns the game id once the game page follows it as a player.
+/// returns the game id once the game page follows it as a player. The bot is the form's
+/// default strength (normal).
 pub async fn play_bot_from_lobby(b: &Browser, base: &str, name: &str, settings: &str) -> String {
+    play_bot_level_from_lobby(b, base, name, settings, "normal").await
+}
+
+/// [`play_bot_from_lobby`] against the bot of strength `level` (easy, normal, hard): the
+/// page asks for a level, and the level, not the server's `--bot-*` settings, sets how
+/// the bot takes its time (`BotLevel::config`).
+pub async fn play_bot_level_from_lobby(
+    b: &Browser,
+    base: &str,
+    name: &str,
+    settings: &str,
+    level: &str,
+) -> String {
     b.goto(&format!("{base}/")).await;
     b.eval(&format!(
         "document.getElementById('name').value = {n}; \
-         document.getElementById('settings-json').value = {s}; 1",
+         document.getElementById('settings-json').value = {s}; \
+         document.getElementById('bot-level').value = {l}; 1",
         n = serde_json::json!(name),
-        s = serde_json::json!(settings)
+        s = serde_json::json!(settings),
+        l = serde_json::json!(level)
     ))
     .await;
     b.click("#play-button").await;

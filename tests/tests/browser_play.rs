@@ -22,7 +22,6 @@ async fn a_reload_resumes_the_players_seat() {
     let mut config = test_config();
     // A first move from a page that just loaded, on a loaded machine: no abort meanwhile.
     config.abort_ms = 10_000;
-    config.bot.think_ms = 100;
     // The server measures the browser's lag (websocket pings the browser answers itself).
     config.first_ping = Some(Duration::from_millis(100));
     config.ping_interval = Duration::from_millis(500);
@@ -107,7 +106,6 @@ async fn a_browser_player_plays_a_whole_game_against_the_bot_and_replays_it() {
     let mut config = test_config();
     // A first move from a page that just loaded, on a loaded machine: no abort meanwhile.
     config.abort_ms = 10_000;
-    config.bot.think_ms = 150;
     let server = TestServer::start_with(config).await;
     let b = Browser::launch().await;
     let base = format!("http://{}", server.addr);
@@ -240,17 +238,19 @@ async fn keys_flip_the_timer_and_a_refused_action_is_explained_in_words() {
     let mut config = test_config();
     // A first move from a page that just loaded, on a loaded machine: no abort meanwhile.
     config.abort_ms = 10_000;
-    // The bot takes its time: our flip lands on its turn before it moves.
-    config.bot.think_ms = 3000;
-    config.bot.flip_after_ms = 60_000;
     let server = TestServer::start_with(config).await;
     let b = Browser::launch().await;
     let base = format!("http://{}", server.addr);
-    let id = play_bot_from_lobby(
+    // The easy bot: it thinks 2.5 s over each move, so our flip lands on its turn before
+    // it moves, and it leaves the opening alone, so it has not flipped the timer on us
+    // first (the normal one flips 0.4 s into our turn: then our flip was refused as
+    // "still running", the failure this test used to have one run in four).
+    let id = play_bot_level_from_lobby(
         &b,
         &base,
         "Flipper",
         r#"{"level":3,"hourglass_ms":60000,"neutral_ms":20000}"#,
+        "easy",
     )
     .await;
     let seat = b.eval("document.body.dataset.seat").await;
@@ -262,7 +262,7 @@ async fn keys_flip_the_timer_and_a_refused_action_is_explained_in_words() {
     let game: GameId = id.parse().expect("a game id");
     let mut watch = watcher(&server, game).await;
     // Our flip must land while the bot thinks on its turn: so we move first, after the
-    // bot's opening move when we are Black (it does not think over that one).
+    // bot's opening move when we are Black.
     if me == Player::Black {
         watch
             .until("the bot's first move", |e| {
@@ -383,7 +383,6 @@ async fn placement_by_click_and_a_typed_move() {
     let _one = ONE_BROWSER.lock().await;
     let mut config = test_config();
     config.abort_ms = 10_000;
-    config.bot.think_ms = 100;
     let server = TestServer::start_with(config).await;
     let b = Browser::launch().await;
     let base = format!("http://{}", server.addr);
