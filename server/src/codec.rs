@@ -1,7 +1,7 @@
 //! Frames out: every server message is serialised once, into a shareable text frame.
 
 use axum::extract::ws::Utf8Bytes;
-use protocol::wire::{LobbyMessage, ServerMessage};
+use protocol::wire::{GameId, LobbyMessage, ServerMessage};
 
 /// Serialises an answer to one client message: an error gets its id and receipt
 /// instants, any other message its id.
@@ -61,6 +61,19 @@ pub struct Reply {
     pub server_ms: u64,
     /// The game time at which it was received, when it concerns a live game.
     pub at_ms: Option<u64>,
+}
+
+/// An error about game `game` (its request id and server time are added by
+/// [`encode_reply`] when it answers a request).
+pub fn game_error(code: &str, message: impl Into<String>, game: GameId) -> ServerMessage {
+    ServerMessage::Error {
+        code: code.into(),
+        message: message.into(),
+        game: Some(game),
+        id: None,
+        server_ms: None,
+        at_ms: None,
+    }
 }
 
 /// Serialises a lobby message once.

@@ -20,7 +20,7 @@ use tokio::time::{sleep_until, Duration, Instant};
 
 use crate::alarm::Alarm;
 use crate::clock::unix_ms;
-use crate::codec::encode;
+use crate::codec::{encode, game_error as error};
 use crate::peer::{Delivery, Peer, PlayerRec, Seeker, CLOSE_FELL_BEHIND, CLOSE_SLOW};
 use crate::room::{Graces, Out, Room};
 use crate::rooms::{GameCmd, GameHandle, Rooms};
@@ -120,17 +120,6 @@ fn rated_ref(p: &PlayerRec, control: Option<protocol::rating::TimeControl>) -> P
     PlayerRef {
         rating: crate::ratings::shown(p, control),
         ..player_ref(p)
-    }
-}
-
-fn error(code: &str, message: impl Into<String>, game: GameId) -> ServerMessage {
-    ServerMessage::Error {
-        code: code.into(),
-        message: message.into(),
-        game: Some(game),
-        id: None,
-        server_ms: None,
-        at_ms: None,
     }
 }
 

@@ -73,6 +73,26 @@ pub async fn owned_by(kv: &async_nats::jetstream::kv::Store, game: GameId, node:
     .await
 }
 
+/// Waits until NATS knows nobody serves `game` (a killed node's connection is closed:
+/// with kill -9 the kernel closes it at once; an in-process node's sockets close as its
+/// runtime's tasks are dropped, a moment after [`Node::kill`] returns).
+pub async fn unserved(nats: &Nats, game: GameId) {
+    let client = async_nats::connect(nats.url())
+        .await
+        .expect("connect to NATS");
+    within("nobody serving the game", async {
+        loop {
+            let asked = client.request(format!("tamsk.game.{game}.cmd"), "".into());
+            // A request to a dead connection's subscription is answered by nobody.
+            match tokio::time::timeout(Duration::from_millis(100), asked).await {
+                Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => return,
+                _ => tokio::task::yield_now().await,
+            }
+        }
+    })
+    .await
+}
+
 /// A player comes back on another node and resumes from the seq he had.
 pub async fn resume_on(f: &mut Follower, addr: SocketAddr, token: &str) {
     let (c, _) = Client::returning_at(addr, token).await;

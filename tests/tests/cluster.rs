@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use protocol::game::{Action, Event};
 use protocol::settings::{Level, Settings};
-use protocol::wire::ClientMessage;
+use protocol::wire::{ClientMessage, RequestId, ServerMessage};
 use server::Config;
 use tamsk_tests::cluster::*;
 use tamsk_tests::*;
@@ -243,5 +243,85 @@ async fn when_the_owner_dies_another_node_takes_the_game_and_players_resume_ther
     })
     .await;
     assert_eq!(row.0, "finished");
+    drop(b);
+}
+
+/// Sends an action with request id `id` as raw JSON and returns the first error that
+/// follows (events of the game may come first).
+async fn refused(
+    c: &mut Client,
+    game: protocol::wire::GameId,
+    action: Action,
+    id: i64,
+) -> ServerMessage {
+    let mut frame = serde_json::to_value(ClientMessage::Act { game, action }).expect("json");
+    frame["id"] = id.into();
+    c.send_raw(&frame.to_string()).await;
+    loop {
+        let msg = within("an error", c.recv()).await;
+        if matches!(msg, ServerMessage::Error { .. }) {
+            return msg;
+        }
+    }
+}
+
+/// Actions travel to a game's owner one way (no answer for each): a refusal still comes
+/// back, as an error naming the game with the action's request id, whether the game
+/// refused it or nobody serves the game any more (its node was killed: NATS itself says
+/// so at once, long before another node takes the game over).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_action_is_answered_only_when_refused() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let mut a = Node::start(node_config(&db, &nats, "a"));
+    // Node a leads the lobby (it serves before b starts), so the game runs on a.
+    Client::new_player_at(a.addr, "FirstR").await;
+    let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
+    let kv = owners(&nats).await;
+    let mut remote = Client::new_player(&b, "RemoteR").await;
+    let mut local = Client::new_player_at(a.addr, "LocalR").await;
+    for c in [&mut remote, &mut local] {
+        c.send(&ClientMessage::Seek {
+            settings: Settings::blitz(Level::One),
+            rated: None,
+        })
+        .await;
+    }
+    let mut remote = Follower::await_snapshot(remote).await;
+    let local = Follower::await_snapshot(local).await;
+    let game = remote.game;
+    assert_eq!(local.game, game);
+    owned_by(&kv, game, "a").await;
+
+    // Level 1 has no 15-second timer: the game refuses a flip, whoever is on turn.
+    let ServerMessage::Error {
+        code,
+        game: about,
+        id,
+        ..
+    } = refused(&mut remote.client, game, Action::Flip, 7).await
+    else {
+        unreachable!()
+    };
+    assert_ne!(code, "unknown_game");
+    assert_eq!((about, id), (Some(game), Some(RequestId::Int(7))));
+
+    // kill -9 of the owner: an action finds nobody serving the game. (One sent before
+    // NATS saw the owner's connection close would be lost unanswered, as one sent to a
+    // stalled owner: docs/OPERATIONS.md.)
+    a.kill();
+    unserved(&nats, game).await;
+    let ServerMessage::Error {
+        code,
+        game: about,
+        id,
+        ..
+    } = refused(&mut remote.client, game, Action::Flip, 8).await
+    else {
+        unreachable!()
+    };
+    assert_eq!(code, "unknown_game");
+    assert_eq!((about, id), (Some(game), Some(RequestId::Int(8))));
     drop(b);
 }

@@ -579,6 +579,7 @@ impl Cluster {
                 reply: None,
                 op,
                 age_us: 0,
+                oneway: false,
             },
             read: None,
             repair,

@@ -2,16 +2,20 @@
 //! go to the owner in order, through a bounded queue, with the age of each; what the
 //! owner sends that connection alone comes back on its subject.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use protocol::wire::{GameId, ServerMessage};
+use protocol::wire::GameId;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::{cmd_subject, conn_subject, Answer, Cluster, Op, Queued, RemoteCmd, FOLLOW_QUEUE};
+use super::{
+    cmd_subject, conn_subjects, unserved_subject, Answer, Cluster, Op, Queued, RemoteCmd,
+    FOLLOW_QUEUE,
+};
+use crate::codec::{game_error, Reply};
 use crate::peer::{Peer, CLOSE_SLOW};
 use crate::rooms::GameCmd;
 use bytes::Bytes;
@@ -62,6 +66,7 @@ impl Cluster {
             reply: peer.reply.as_deref().cloned(),
             op,
             age_us: 0,
+            oneway: false,
         };
         let tx = self.follower(&peer);
         let queued = Queued {
@@ -115,6 +120,7 @@ impl Cluster {
                     reply: None,
                     op: Op::Lag { rtt_ms },
                     age_us: 0,
+                    oneway: false,
                 },
                 read: Some(received),
                 repair: false,
@@ -133,7 +139,7 @@ impl Cluster {
         let conn = peer.conn;
         // Subscribed before the first request goes out (same NATS connection, so the
         // server has the subscription before the owner answers).
-        let sub = match self.client.subscribe(conn_subject(&self.node, conn)).await {
+        let sub = match self.client.subscribe(conn_subjects(&self.node, conn)).await {
             Ok(sub) => sub,
             Err(e) => {
                 tracing::error!(error = %e, "cannot follow a remote game");
@@ -143,9 +149,29 @@ impl Cluster {
         };
         let to_socket = peer.clone();
         let cluster = self.clone();
+        // The request id of the last one-way action sent to each game, for the error
+        // should NATS say nobody serves it (one entry per game followed).
+        let last_acts: Arc<std::sync::Mutex<HashMap<GameId, Option<Reply>>>> = Arc::default();
+        let acts = last_acts.clone();
         let forwarder = tokio::spawn(async move {
             let mut sub = sub;
             while let Some(msg) = sub.next().await {
+                if let Some(status) = msg.status {
+                    // Not a frame: NATS's own answer to a one-way action.
+                    let unserved = status == async_nats::StatusCode::NO_RESPONDERS;
+                    let game = msg.subject.rsplit('.').next().and_then(|g| g.parse().ok());
+                    if let (true, Some(game)) = (unserved, game) {
+                        let reply = acts.lock().expect("acts lock").get(&game).cloned();
+                        to_socket
+                            .replying(reply.flatten().map(Arc::new))
+                            .send_msg(&game_error(
+                                "unknown_game",
+                                format!("there is no live game {game}"),
+                                game,
+                            ));
+                    }
+                    continue;
+                }
                 let Ok(text) = axum::extract::ws::Utf8Bytes::try_from(msg.payload) else {
                     continue;
                 };
@@ -174,12 +200,33 @@ impl Cluster {
                     };
                     self.fan_add(game, &peer, player).await;
                 }
-                Op::Leave { .. } => self.fan_remove(game, conn).await,
+                Op::Leave { .. } => {
+                    last_acts.lock().expect("acts lock").remove(&game);
+                    self.fan_remove(game, conn).await
+                }
                 _ => {}
             }
             let reply = cmd.reply.clone();
             if let Some(read) = read {
                 cmd.age_us = read.elapsed().as_micros() as u64;
+            }
+            if matches!(cmd.op, Op::Act { .. } | Op::Lag { .. }) {
+                // One way (see the parent module): a refusal comes as a frame.
+                cmd.oneway = true;
+                let body: Bytes = serde_json::to_vec(&cmd).expect("commands serialise").into();
+                let sent = if let Op::Act { .. } = cmd.op {
+                    remember(&last_acts, game, reply.clone());
+                    let unserved = unserved_subject(&self.node, conn, game);
+                    self.client
+                        .publish_with_reply(cmd_subject(game), unserved, body)
+                        .await
+                } else {
+                    self.client.publish(cmd_subject(game), body).await
+                };
+                if let Err(e) = sent {
+                    tracing::warn!(game = %game, error = %e, "a command for another node was not sent");
+                }
+                continue;
             }
             let answer = self.request(game, &cmd, !repair).await;
             if let Some((code, message)) = answer.error {
@@ -196,14 +243,7 @@ impl Cluster {
                     self.fan_remove(game, conn).await;
                 }
                 peer.replying(reply.map(Arc::new))
-                    .send_msg(&ServerMessage::Error {
-                        code,
-                        message,
-                        game: Some(game),
-                        id: None,
-                        server_ms: Some(crate::clock::unix_ms()),
-                        at_ms: None,
-                    });
+                    .send_msg(&game_error(&code, message, game));
             }
         }
         for game in games {
@@ -215,6 +255,7 @@ impl Cluster {
                 reply: None,
                 op: Op::Closed,
                 age_us: 0,
+                oneway: false,
             };
             let _ = self.request(game, &cmd, false).await;
         }
@@ -271,4 +312,18 @@ impl Cluster {
             },
         }
     }
+}
+
+/// Keeps the request id of the last one-way action for `game`; bounded: the ids of
+/// games acted in long ago are of no use.
+fn remember(
+    acts: &std::sync::Mutex<HashMap<GameId, Option<Reply>>>,
+    game: GameId,
+    reply: Option<Reply>,
+) {
+    let mut last = acts.lock().expect("acts lock");
+    if last.len() >= FOLLOW_QUEUE && !last.contains_key(&game) {
+        last.clear();
+    }
+    last.insert(game, reply);
 }

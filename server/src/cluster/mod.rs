@@ -18,7 +18,7 @@
 //!   client by a proxy [`Peer`] in the game task (so seats, presence, snapshots,
 //!   resumption with `after_seq`, watcher counts and answers are exactly those of a
 //!   local client); what the game queues for that proxy alone (answers, snapshots, missed
-//!   events) is published on `tamsk.conn.<node>.<conn>`, to which the client's node
+//!   events) is published on `tamsk.conn.<node>.<conn>.f`, to which the client's node
 //!   subscribed before its first request; what is for everyone is published once per
 //!   game on `tamsk.game.<G>.ev` and fanned out by each node ([`fanout`]). On the lobby's
 //!   leader, a client known to the lobby already has a peer there, its relay (see
@@ -33,6 +33,15 @@
 //!   client alone; its node, on that snapshot, subscribes to the stream and asks for a
 //!   silent resumption after the snapshot's seq (`fanout`'s adoption), which makes the
 //!   subscription remote. From then on it gets the game's events from the stream only.
+//! - **Actions travel one way.** Joins, watches and the like are requests (the owner
+//!   answers each: accepted or refused); an action (and a lag report) is published
+//!   without waiting, as a move would be sent to a local game: a move costs one NATS
+//!   message to the owner instead of two, and the client's next command does not wait
+//!   for the answer to the last. The owner tells only a refusal, as an error frame on
+//!   the connection's subject. An action sent while nobody serves its game (its owner
+//!   just died) carries a reply subject, `tamsk.conn.<node>.<conn>.unserved.<game>`, on
+//!   which NATS itself answers "no responders": the client is told `unknown_game`, as
+//!   for a request.
 //! - **Time of remote actions.** Nodes' clocks are not shared: a command carries its age
 //!   (time since its frame was read, on the client's node) and the owner dates it that
 //!   much before its receipt, capped at [`AGE_CAP`]. Lag measurements travel the same way.
@@ -125,6 +134,11 @@ pub struct RemoteCmd {
     /// Microseconds since the client's node read the frame (see [`AGE_CAP`]).
     #[serde(default)]
     pub age_us: u64,
+    /// Sent without waiting for an answer (actions and lag reports): the owner answers
+    /// only a refusal, as an error frame on the connection's subject, and NATS answers
+    /// an action nobody serves on [`unserved_subject`] (see `follow`).
+    #[serde(default)]
+    pub oneway: bool,
 }
 
 /// A command of a local connection on its way to a game's owner.
@@ -174,6 +188,8 @@ pub struct Cluster {
     followers: DashMap<u64, mpsc::Sender<Queued>>,
     /// Client side: the remote games this node follows for its clients.
     fans: fanout::Fans,
+    /// The owners of other nodes' games, as last read (see `nodes::OwnersSeen`).
+    owners_seen: nodes::OwnersSeen,
     /// Held while claiming new games, by the lease loop or at once by [`Cluster::claim`].
     claims: tokio::sync::Mutex<()>,
 }
@@ -182,8 +198,20 @@ fn cmd_subject(game: GameId) -> String {
     format!("tamsk.game.{game}.cmd")
 }
 
+/// What the owner sends one client of another node: frames for its socket.
 fn conn_subject(node: &str, conn: u64) -> String {
-    format!("tamsk.conn.{node}.{conn}")
+    format!("tamsk.conn.{node}.{conn}.f")
+}
+
+/// Where NATS says that nobody serves `game` when a one-way action for it was sent (a
+/// "no responders" status, which the server sends to a message's reply subject).
+fn unserved_subject(node: &str, conn: u64, game: GameId) -> String {
+    format!("tamsk.conn.{node}.{conn}.unserved.{game}")
+}
+
+/// Everything for one client of this node: [`conn_subject`] and [`unserved_subject`].
+fn conn_subjects(node: &str, conn: u64) -> String {
+    format!("tamsk.conn.{node}.{conn}.>")
 }
 
 impl Cluster {
@@ -238,6 +266,7 @@ impl Cluster {
             nodes,
             following: DashMap::new(),
             fans: Default::default(),
+            owners_seen: Default::default(),
             claims: Default::default(),
         });
         tracing::info!(node = %cluster.node, lease_ms = lease.as_millis() as u64, "joined the cluster");
@@ -389,6 +418,7 @@ impl Cluster {
     async fn take_over(self: &Arc<Self>) -> anyhow::Result<()> {
         let live = self.rooms.store.live_games().await?;
         let now = crate::clock::unix_ms();
+        let mut owners = self.owners_seen.scan(live.iter().map(|g| g.start.id));
         for game in live {
             let id = game.start.id;
             if self.rooms.games.contains_key(&id) {
@@ -398,10 +428,14 @@ impl Cluster {
             if now.saturating_sub(game.start.started_ms) < self.lease.as_millis() as u64 {
                 continue;
             }
+            if self.owner_alive(&mut owners, id).await {
+                continue;
+            }
             let key = id.to_string();
             let asked = Instant::now();
             let revision = match self.kv.entry(key.clone()).await? {
                 Some(e) if e.operation == kv::Operation::Put => {
+                    self.owners_seen.saw(id, &e.value);
                     if e.value.as_ref() != self.node.as_bytes() {
                         continue;
                     }

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::{conn_subject, Answer, Cluster, Op, RemoteCmd, AGE_CAP};
+use crate::codec::{encode, encode_reply, game_error};
 use crate::peer::Peer;
 use crate::rooms::GameCmd;
 
@@ -24,12 +25,36 @@ impl Cluster {
                 // Another node runs the game now: it answers (two answers would race).
                 break;
             }
-            let answer = match serde_json::from_slice::<RemoteCmd>(&msg.payload) {
-                Ok(cmd) => self.command(id, cmd).await,
-                Err(e) => Answer {
-                    error: Some(("bad_command".into(), e.to_string())),
-                },
+            let cmd = match serde_json::from_slice::<RemoteCmd>(&msg.payload) {
+                Ok(cmd) => cmd,
+                Err(e) => {
+                    let answer = Answer {
+                        error: Some(("bad_command".into(), e.to_string())),
+                    };
+                    if let Some(reply) = msg.reply {
+                        let body = serde_json::to_vec(&answer).expect("answers serialise");
+                        let _ = self.client.publish(reply, body.into()).await;
+                    }
+                    continue;
+                }
             };
+            if cmd.oneway {
+                // Only a refusal is told, as a frame for the client's socket.
+                let (node, conn, reply) = (cmd.node.clone(), cmd.conn, cmd.reply.clone());
+                if let Some((code, message)) = self.command(id, cmd).await.error {
+                    let error = game_error(&code, message, id);
+                    let frame = match &reply {
+                        Some(reply) => encode_reply(&error, reply),
+                        None => encode(&error),
+                    };
+                    let _ = self
+                        .client
+                        .publish(conn_subject(&node, conn), Bytes::from(frame))
+                        .await;
+                }
+                continue;
+            }
+            let answer = self.command(id, cmd).await;
             if let Some(reply) = msg.reply {
                 let body = serde_json::to_vec(&answer).expect("answers serialise");
                 let _ = self.client.publish(reply, body.into()).await;
