@@ -382,6 +382,8 @@ async fn stale_owner_fenced(db: TestDb) {
     }
     store.flush().await;
     assert!(store.take_fenced().is_empty(), "the owner's rows go in");
+    // What a takeover scan reads: the live games' ids and starts, no journal.
+    assert!(store.live_ids().await.unwrap().contains(&(id, 1)));
     assert_eq!(store.fence_game(id).await.unwrap(), Some(1));
     // The former owner writes on, with its epoch 0; the new owner with 1.
     store.submit(entry(0, 3));
@@ -418,6 +420,15 @@ async fn stale_owner_fenced(db: TestDb) {
     assert!(stored.await.unwrap());
     assert!(store.take_fenced().is_empty());
     assert!(store.live_game(id).await.unwrap().is_none(), "stored");
+    assert!(
+        !store
+            .live_ids()
+            .await
+            .unwrap()
+            .iter()
+            .any(|(g, _)| *g == id),
+        "no longer live"
+    );
     assert!(db.stored_game_row(id).await.is_some());
     assert_eq!(store.fence_game(id).await.unwrap(), None, "no longer live");
 }

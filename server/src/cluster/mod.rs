@@ -416,16 +416,15 @@ impl Cluster {
     /// Takes the live games of the database that nobody owns (their node died, or this
     /// node restarted).
     async fn take_over(self: &Arc<Self>) -> anyhow::Result<()> {
-        let live = self.rooms.store.live_games().await?;
+        let live = self.rooms.store.live_ids().await?;
         let now = crate::clock::unix_ms();
-        let mut owners = self.owners_seen.scan(live.iter().map(|g| g.start.id));
-        for game in live {
-            let id = game.start.id;
+        let mut owners = self.owners_seen.scan(live.iter().map(|(id, _)| *id));
+        for (id, started_ms) in live {
             if self.rooms.games.contains_key(&id) {
                 continue;
             }
             // A game just started elsewhere may not have its key yet.
-            if now.saturating_sub(game.start.started_ms) < self.lease.as_millis() as u64 {
+            if now.saturating_sub(started_ms) < self.lease.as_millis() as u64 {
                 continue;
             }
             if self.owner_alive(&mut owners, id).await {

@@ -484,13 +484,13 @@ impl Store {
         Ok((store, live))
     }
 
-    /// Every game the database has as live, each rebuilt from its journal (for a node
-    /// that takes over the games of another, see `cluster`).
-    pub async fn live_games(&self) -> anyhow::Result<Vec<LiveGame>> {
-        match &self.db {
-            Some(db) => journal::load(db).await,
-            None => Ok(Vec::new()),
-        }
+    /// The id and start instant (ms since the Unix epoch) of every game the database has
+    /// as live (for a node that takes over the games of another, see `cluster`; it
+    /// reads the journal of a game it takes, and only then).
+    pub async fn live_ids(&self) -> anyhow::Result<Vec<(GameId, u64)>> {
+        on_db!(&self.db, Ok(Vec::new()), |sql, pool| {
+            sql::journal::live_ids(pool).await
+        })
     }
 
     /// Stores a cut-off game that will not be resumed as aborted (reason `crash`).

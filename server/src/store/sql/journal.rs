@@ -33,6 +33,18 @@ pub async fn load(pool: &Pool<DB>) -> anyhow::Result<Vec<Cut>> {
     Ok(live)
 }
 
+/// The id and start (ms since the Unix epoch) of every game still marked live: one
+/// query, no journal read (a takeover scan's, every third of a lease on every node).
+pub async fn live_ids(pool: &Pool<DB>) -> anyhow::Result<Vec<(GameId, u64)>> {
+    let rows = sqlx::query("SELECT id, started_ms FROM games WHERE state = 'playing'")
+        .fetch_all(pool)
+        .await?;
+    Ok(rows
+        .iter()
+        .filter_map(|r| Some((read_gid(r).ok()?, r.get::<i64, _>("started_ms") as u64)))
+        .collect())
+}
+
 const LIVE_COLUMNS: &str =
     "id, red_id, red_name, black_id, black_name, settings, started_ms, code, rated, owner_epoch";
 
