@@ -341,33 +341,48 @@ async fn a_dead_nodes_seeks_leave_the_lobby() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn when_the_lobbys_leader_dies_another_node_leads_and_seekers_are_told() {
+async fn when_the_lobbys_leader_dies_another_node_leads_and_the_seeks_move_there() {
     let Some((nats, db)) = services().await else {
         return;
     };
     let [mut a, b, c] = three_nodes(&db, &nats).await;
     let mut x = Client::new_player_at(b.addr, "Ximena").await;
     let mut y = Client::new_player_at(c.addr, "Yorick").await;
+    let mut h = Client::new_player_at(c.addr, "Hostess").await;
     seek(&mut x, &blitz()).await;
     seek(&mut y, &Settings::blitz(Level::Two)).await;
+    h.send(&ClientMessage::Host { settings: blitz() }).await;
+    assert!(matches!(h.recv_lobby().await, LobbyMessage::Hosting { .. }));
 
-    // kill -9 of the leader: their seeks were in its memory only; each node tells its own.
+    // kill -9 of the leader: the seeks were in its memory only; each node makes its own
+    // clients' seeks again at the new leader, and tells them so.
     a.kill();
     let killed = Instant::now();
-    for c in [&mut x, &mut y] {
-        match within("seek_cancelled", c.recv()).await {
-            ServerMessage::SeekCancelled => {}
-            other => panic!("expected seek_cancelled, got {other:?}"),
+    for (c, settings) in [(&mut x, blitz()), (&mut y, Settings::blitz(Level::Two))] {
+        match within("seeking again", c.recv()).await {
+            ServerMessage::Seeking { settings: s } => assert_eq!(s, settings),
+            other => panic!("expected seeking, got {other:?}"),
         }
     }
     let took = killed.elapsed();
-    eprintln!("the lobby moved {took:?} after its leader's death (lease {LEASE:?})");
+    eprintln!("the seeks moved {took:?} after their leader's death (lease {LEASE:?})");
     assert!(took < LEASE * 3, "{took:?}");
+    // A hosted game's code was the old leader's: it goes.
+    match within("seek_cancelled", h.recv()).await {
+        ServerMessage::SeekCancelled => {}
+        other => panic!("expected seek_cancelled, got {other:?}"),
+    }
 
-    // The new leader pairs them (both online there, announced by their nodes).
-    seek(&mut x, &blitz()).await;
-    y.send(&ClientMessage::ListPlayers).await;
-    match y.recv_lobby().await {
+    // Both seeks wait at the new leader, which knows every player of the live nodes.
+    let mut open: Vec<String> = list_seeks(&mut h)
+        .await
+        .into_iter()
+        .map(|s| s.player.name)
+        .collect();
+    open.sort();
+    assert_eq!(open, ["Ximena", "Yorick"]);
+    h.send(&ClientMessage::ListPlayers).await;
+    match h.recv_lobby().await {
         LobbyMessage::Players { players, .. } => {
             let names: Vec<&str> = players.iter().map(|p| p.name.as_str()).collect();
             assert!(
@@ -377,12 +392,14 @@ async fn when_the_lobbys_leader_dies_another_node_leads_and_seekers_are_told() {
         }
         other => panic!("expected players, got {other:?}"),
     }
-    y.send(&ClientMessage::Seek {
+    // A new seek with Ximena's settings is paired with her moved seek.
+    let mut z = Client::new_player_at(c.addr, "Zoltan").await;
+    z.send(&ClientMessage::Seek {
         settings: blitz(),
         rated: None,
     })
     .await;
-    let (mut red, mut black) = paired(x, y).await;
+    let (mut red, mut black) = paired(x, z).await;
     let runs = owner(&nats, red.game).await;
     assert!(
         runs == "b" || runs == "c",

@@ -37,9 +37,11 @@
 //!   frame (so the remote player's first move finds the game's subject served).
 //! - **Heartbeats.** Each node refreshes `node.<id>` in the same bucket; the leader drops
 //!   the connections of a node whose key expired (its seeks, challenges and online
-//!   players go). When the leader changes, every node tells its waiting seekers
-//!   `seek_cancelled` (their seeks were in the old leader's memory) and announces its
-//!   online players to the new one.
+//!   players go). When the leader changes, every node announces its online players to
+//!   the new one and makes its clients' waiting seeks again there (they were in the old
+//!   leader's memory): the client is told `seeking` again, or gets its game. What cannot
+//!   be moved is cancelled (`seek_cancelled`): a hosted game's code (the old leader's),
+//!   or a seek the new leader refuses.
 //! - **No leader yet** (a cluster starting, or a dead leader's key still there): a
 //!   client's lobby message waits for the election, looking again at each turn of the
 //!   loop, at most one lease, before it is refused `lobby_unavailable`; a node that took
@@ -195,8 +197,20 @@ struct Relay {
 struct Local {
     peer: Peer,
     player: Option<Arc<PlayerRec>>,
-    /// Has a seek at the leader (as far as this node knows).
-    seeking: bool,
+    /// What it waits for at the leader (as far as this node knows).
+    seeking: Option<Waiting>,
+}
+
+/// What a local connection waits for at the leader.
+#[derive(Clone, Debug)]
+enum Waiting {
+    /// A seek: made again at the next leader should this one go.
+    Seek {
+        settings: Settings,
+        rated: Option<bool>,
+    },
+    /// A hosted game's code, which goes with the leader that gave it.
+    Host,
 }
 
 pub struct ClusterLobby {
@@ -422,10 +436,13 @@ impl ClusterLobby {
         }
         // Also for the first leader this node sees: its clients had no seek anywhere then,
         // but those that said hello before it was elected are announced to it.
-        let seekers: Vec<Peer> = self
+        let seekers: Vec<(Peer, Option<Arc<PlayerRec>>, Waiting)> = self
             .local
             .iter_mut()
-            .filter_map(|mut l| std::mem::take(&mut l.seeking).then(|| l.peer.clone()))
+            .filter_map(|mut l| {
+                let waiting = l.seeking.take()?;
+                Some((l.peer.clone(), l.player.clone(), waiting))
+            })
             .collect();
         let announce: Vec<(Peer, Arc<PlayerRec>)> = if self.leading() {
             Vec::new()
@@ -436,16 +453,41 @@ impl ClusterLobby {
                 .collect()
         };
         let lobby = self.clone();
-        // Announced before the seekers are told, so that whatever they do next finds
+        // Announced before the seeks move, so that whatever their seekers do next finds
         // every player of this node online at the new leader.
         tokio::spawn(async move {
             for (peer, player) in announce {
                 lobby.ask(&peer, Some(&player), LobbyOp::Online).await;
             }
-            for peer in seekers {
-                peer.send_msg(&ServerMessage::SeekCancelled);
+            for (peer, player, waiting) in seekers {
+                lobby.move_seek(peer, player, waiting).await;
             }
         });
+    }
+
+    /// A seek this node's client had at the old leader, made again at the new one: the
+    /// client is told `seeking` again, or gets its game. A hosted game's code, or a seek
+    /// the new leader refuses (or cannot be reached for), is cancelled.
+    async fn move_seek(&self, peer: Peer, player: Option<Arc<PlayerRec>>, waiting: Waiting) {
+        let (Waiting::Seek { settings, rated }, Some(player)) = (waiting, player) else {
+            peer.send_msg(&ServerMessage::SeekCancelled);
+            return;
+        };
+        let op = LobbyOp::Seek { settings, rated };
+        let outcome = match self.ask(&peer, Some(&player), op.clone()).await {
+            // This node leads now: its hub keeps the seek.
+            Outcome::Here => self.host.lobby_op(
+                op,
+                Seeker {
+                    player,
+                    peer: peer.clone(),
+                },
+            ),
+            outcome => outcome,
+        };
+        if !matches!(outcome, Outcome::Waiting | Outcome::Game(_)) {
+            peer.send_msg(&ServerMessage::SeekCancelled);
+        }
     }
 
     /// Stops leading: the lobby's state goes (see [`LobbyHost::lobby_reset`]).

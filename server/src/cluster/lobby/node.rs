@@ -17,7 +17,7 @@ impl ClusterLobby {
                     continue;
                 };
                 if p[8] == FRAME_PAIRED {
-                    local.seeking = false;
+                    local.seeking = None;
                     continue;
                 }
                 local.peer.clone()
@@ -42,7 +42,7 @@ impl ClusterLobby {
             Local {
                 peer: peer.replying(None),
                 player: Some(player.clone()),
-                seeking: false,
+                seeking: None,
             },
         );
         if self.remote() {
@@ -104,7 +104,15 @@ impl ClusterLobby {
     /// Node side: sends a client's lobby message to the leader and waits for what it did
     /// (`Here`: this node leads now, its hub serves the message).
     pub async fn ask(&self, peer: &Peer, player: Option<&Arc<PlayerRec>>, op: LobbyOp) -> Outcome {
-        let seeks = matches!(op, LobbyOp::Seek { .. } | LobbyOp::Host { .. });
+        let waiting = match &op {
+            LobbyOp::Seek { settings, rated } => Some(Waiting::Seek {
+                settings: settings.clone(),
+                rated: *rated,
+            }),
+            LobbyOp::Host { .. } => Some(Waiting::Host),
+            _ => None,
+        };
+        let seeks = waiting.is_some();
         let ends_seek = matches!(
             op,
             LobbyOp::CancelSeek { .. }
@@ -115,7 +123,7 @@ impl ClusterLobby {
         self.local.entry(peer.conn).or_insert_with(|| Local {
             peer: peer.replying(None),
             player: player.cloned(),
-            seeking: false,
+            seeking: None,
         });
         // What a client waits for waits for an election too, at most a lease (a dead
         // leader's key lives that long): no leader yet, or one that nobody serves any more
@@ -161,9 +169,9 @@ impl ClusterLobby {
         };
         if let Some(mut l) = self.local.get_mut(&peer.conn) {
             match outcome {
-                Outcome::Waiting if seeks => l.seeking = true,
-                Outcome::Game(_) if ends_seek || seeks => l.seeking = false,
-                Outcome::Done if ends_seek => l.seeking = false,
+                Outcome::Waiting if seeks => l.seeking = waiting,
+                Outcome::Game(_) if ends_seek || seeks => l.seeking = None,
+                Outcome::Done if ends_seek => l.seeking = None,
                 _ => {}
             }
         }
