@@ -353,6 +353,22 @@ async fn when_the_lobbys_leader_dies_another_node_leads_and_the_seeks_move_there
     seek(&mut y, &Settings::blitz(Level::Two)).await;
     h.send(&ClientMessage::Host { settings: blitz() }).await;
     assert!(matches!(h.recv_lobby().await, LobbyMessage::Hosting { .. }));
+    // A challenge waits too, from b to c.
+    let mut w = Client::new_player_at(b.addr, "Wanda").await;
+    let mut v = Client::new_player_at(c.addr, "Viktor").await;
+    w.send(&ClientMessage::Challenge {
+        to: "Viktor".into(),
+        settings: blitz(),
+        rated: None,
+    })
+    .await;
+    let LobbyMessage::ChallengeSent { challenge, .. } = w.recv_lobby().await else {
+        panic!("expected challenge_sent")
+    };
+    assert!(matches!(
+        v.recv_lobby().await,
+        LobbyMessage::Challenged { .. }
+    ));
 
     // kill -9 of the leader: the seeks were in its memory only; each node makes its own
     // clients' seeks again at the new leader, and tells them so.
@@ -371,6 +387,14 @@ async fn when_the_lobbys_leader_dies_another_node_leads_and_the_seeks_move_there
     match within("seek_cancelled", h.recv()).await {
         ServerMessage::SeekCancelled => {}
         other => panic!("expected seek_cancelled, got {other:?}"),
+    }
+    // So does the challenge: its challenger is told.
+    match within("challenge_closed", w.recv_lobby()).await {
+        LobbyMessage::ChallengeClosed {
+            challenge: closed,
+            reason,
+        } => assert_eq!((closed, reason.as_str()), (challenge, "lobby_moved")),
+        other => panic!("expected challenge_closed, got {other:?}"),
     }
 
     // Both seeks wait at the new leader, which knows every player of the live nodes.

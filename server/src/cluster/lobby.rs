@@ -199,7 +199,14 @@ struct Local {
     player: Option<Arc<PlayerRec>>,
     /// What it waits for at the leader (as far as this node knows).
     seeking: Option<Waiting>,
+    /// Its challenges waiting at the leader for an answer (as far as this node knows:
+    /// added by `challenge_sent`, gone with `challenge_closed` or its next game, one of
+    /// which may be a challenge's acceptance). At most [`MAX_TRACKED_CHALLENGES`].
+    challenges: HashSet<ChallengeId>,
 }
+
+/// Bounds [`Local::challenges`] (the leader allows a player far fewer at once).
+const MAX_TRACKED_CHALLENGES: usize = 32;
 
 /// What a local connection waits for at the leader.
 #[derive(Clone, Debug)]
@@ -444,6 +451,19 @@ impl ClusterLobby {
                 Some((l.peer.clone(), l.player.clone(), waiting))
             })
             .collect();
+        // Challenges were in the old leader's memory too: their challengers are told
+        // (a challenge names its challenged player, who may have left meanwhile, so it
+        // is not made again).
+        for mut l in self.local.iter_mut() {
+            for challenge in std::mem::take(&mut l.challenges) {
+                l.peer.send(crate::codec::encode_lobby(
+                    &protocol::wire::LobbyMessage::ChallengeClosed {
+                        challenge,
+                        reason: "lobby_moved".into(),
+                    },
+                ));
+            }
+        }
         let announce: Vec<(Peer, Arc<PlayerRec>)> = if self.leading() {
             Vec::new()
         } else {

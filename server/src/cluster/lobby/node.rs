@@ -18,8 +18,10 @@ impl ClusterLobby {
                 };
                 if p[8] == FRAME_PAIRED {
                     local.seeking = None;
+                    local.challenges.clear();
                     continue;
                 }
+                track_challenge(&mut local.challenges, &p[9..]);
                 local.peer.clone()
             };
             // The relay is also the connection's proxy in the leader's games: their
@@ -43,6 +45,7 @@ impl ClusterLobby {
                 peer: peer.replying(None),
                 player: Some(player.clone()),
                 seeking: None,
+                challenges: HashSet::new(),
             },
         );
         if self.remote() {
@@ -124,6 +127,7 @@ impl ClusterLobby {
             peer: peer.replying(None),
             player: player.cloned(),
             seeking: None,
+            challenges: HashSet::new(),
         });
         // What a client waits for waits for an election too, at most a lease (a dead
         // leader's key lives that long): no leader yet, or one that nobody serves any more
@@ -176,5 +180,63 @@ impl ClusterLobby {
             }
         }
         outcome
+    }
+}
+
+/// Keeps `challenges` (a connection's, waiting at the leader) up to date with a frame the
+/// leader sent it: `challenge_sent` adds one, `challenge_closed` ends one. Lobby frames
+/// are few; the others are told apart without parsing.
+fn track_challenge(challenges: &mut HashSet<ChallengeId>, frame: &[u8]) {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(rename = "type")]
+        kind: String,
+        challenge: ChallengeId,
+    }
+    const SENT: &[u8] = b"\"challenge_sent\"";
+    const CLOSED: &[u8] = b"\"challenge_closed\"";
+    let has = |needle: &[u8]| frame.windows(needle.len()).any(|w| w == needle);
+    if frame.len() > 2048 || !(has(SENT) || has(CLOSED)) {
+        return;
+    }
+    let Ok(head) = serde_json::from_slice::<Head>(frame) else {
+        return;
+    };
+    match head.kind.as_str() {
+        "challenge_sent" if challenges.len() < MAX_TRACKED_CHALLENGES => {
+            challenges.insert(head.challenge);
+        }
+        "challenge_closed" => {
+            challenges.remove(&head.challenge);
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::wire::LobbyMessage;
+
+    #[test]
+    fn challenges_are_tracked_from_the_leaders_frames() {
+        let id: ChallengeId = 41;
+        let sent = serde_json::json!({"type": "challenge_sent", "challenge": id,
+            "to": {"player_id": "p", "name": "challenge_sent"}, "settings": {"level": 1},
+            "expires_ms": 1});
+        let mut tracked = HashSet::new();
+        track_challenge(&mut tracked, sent.to_string().as_bytes());
+        assert_eq!(tracked, HashSet::from([id]));
+        // Another frame, even one that names a player "challenge_closed", changes nothing.
+        let players = serde_json::json!({"type": "players", "players":
+            [{"player_id": "q", "name": "challenge_closed"}], "online": 1});
+        track_challenge(&mut tracked, players.to_string().as_bytes());
+        assert_eq!(tracked, HashSet::from([id]));
+        let closed = crate::codec::encode_lobby(&LobbyMessage::ChallengeClosed {
+            challenge: id,
+            reason: "declined".into(),
+        });
+        track_challenge(&mut tracked, closed.as_bytes());
+        assert!(tracked.is_empty());
     }
 }
