@@ -432,6 +432,56 @@ async fn when_the_lobbys_leader_dies_another_node_leads_and_the_seeks_move_there
     assert_eq!(play_random(&mut red, &mut black, 11, 2).await, 2);
 }
 
+/// A private game runs on one node (the leader paired it); a watcher with its code on any
+/// other node follows it, while its id alone does not let anyone watch it there either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_game_is_watched_with_its_code_from_another_node() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [_a, b, c] = three_nodes(&db, &nats).await;
+    let mut host = Client::new_player_at(b.addr, "Hosta").await;
+    let mut guest = Client::new_player_at(c.addr, "Guesto").await;
+    host.send(&ClientMessage::Host { settings: blitz() }).await;
+    let code = match host.recv_lobby().await {
+        LobbyMessage::Hosting { code, .. } => code,
+        other => panic!("expected hosting, got {other:?}"),
+    };
+    guest
+        .send(&ClientMessage::JoinCode { code: code.clone() })
+        .await;
+    let (mut red, mut black) = paired(host, guest).await;
+    let game = red.game;
+    assert_eq!(owner(&nats, game).await, "a", "run by the leader");
+
+    let mut spectator = Client::new_player_at(c.addr, "Specto").await;
+    // Not by its id, and not with a code no game has.
+    spectator
+        .send(&ClientMessage::Watch {
+            game,
+            after_seq: None,
+        })
+        .await;
+    spectator.expect_error("unknown_game").await;
+    spectator
+        .send(&ClientMessage::WatchCode {
+            code: "ZZZZZZ".into(),
+        })
+        .await;
+    spectator.expect_error("unknown_code").await;
+    // With its code (as typed by a person), from node c.
+    spectator
+        .send(&ClientMessage::WatchCode {
+            code: format!(" {} ", code.to_lowercase()),
+        })
+        .await;
+    let mut watcher = Follower::await_snapshot(spectator).await;
+    assert_eq!((watcher.game, watcher.seat), (game, None));
+    assert_eq!(play_random(&mut red, &mut black, 5, 4).await, 4);
+    watcher.catch_up_to(red.seq).await;
+    assert_eq!(watcher.replica, red.replica, "the moves reach the watcher");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seek_made_before_a_leader_is_elected_waits_for_one() {
     let Some((nats, db)) = services().await else {

@@ -551,6 +551,7 @@ impl Cluster {
                         },
                         false => Op::Watch {
                             after_seq: Some(at),
+                            code: None,
                         },
                     };
                     self.enqueue(conn, game, op, true);

@@ -38,7 +38,10 @@ impl Cluster {
             } => {
                 let op = match player {
                     Some(_) => Op::Join { after_seq },
-                    None => Op::Watch { after_seq },
+                    None => Op::Watch {
+                        after_seq,
+                        code: None,
+                    },
                 };
                 (peer, player, op, None)
             }
@@ -68,14 +71,19 @@ impl Cluster {
             age_us: 0,
             oneway: false,
         };
-        let tx = self.follower(&peer);
         let queued = Queued {
             game,
             cmd,
             read,
             repair: false,
         };
-        match tx.try_send(queued) {
+        self.queue(&peer, queued)
+    }
+
+    /// Client side: queues a command of local connection `peer`; false when the
+    /// connection was cut off for filling its queue.
+    pub(super) fn queue(self: &Arc<Self>, peer: &Peer, queued: Queued) -> bool {
+        match self.follower(peer).try_send(queued) {
             Ok(()) => true,
             Err(mpsc::error::TrySendError::Full(_)) => {
                 // As a client that stops reading: its commands pile up faster than the

@@ -76,6 +76,7 @@ mod fence;
 mod nodes;
 pub use fence::pause_leases;
 pub use nodes::NODES_BUCKET;
+mod codes;
 mod fanout;
 mod follow;
 mod owner;
@@ -104,6 +105,10 @@ pub enum Op {
     },
     Watch {
         after_seq: Option<Seq>,
+        /// The code of a private game, which only its players and those who have its
+        /// code may watch (`watch_code`, see `codes`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
     },
     Leave {
         answer: bool,
@@ -271,6 +276,7 @@ impl Cluster {
         });
         tracing::info!(node = %cluster.node, lease_ms = lease.as_millis() as u64, "joined the cluster");
         tokio::spawn(cluster.clone().lease_loop());
+        cluster.serve_codes().await?;
         Ok(cluster)
     }
 

@@ -208,8 +208,15 @@ impl Cluster {
                     remote: true,
                 }
             }
-            Op::Watch { after_seq } => {
-                if handle.code.is_some() && seat.is_none() {
+            Op::Watch { after_seq, code } => {
+                // A private game: for its players, those who give its code, and a
+                // watcher who already follows it (resuming after a gap).
+                let private = handle.code.is_some() && seat.is_none();
+                let following = self
+                    .following
+                    .get(&(cmd.node.clone(), cmd.conn))
+                    .is_some_and(|games| games.contains(&id));
+                if private && code != handle.code && !following {
                     return refuse("unknown_game", format!("there is no live game {id}"));
                 }
                 GameCmd::Subscribe {

@@ -7,7 +7,7 @@ use protocol::wire::{ClientMessage, GameId, LobbyMessage, ServerMessage, LIST_LI
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::lobby::{Refusal, SeekResult};
+use crate::lobby::{game_code, Refusal, SeekResult};
 use crate::peer::{PlayerRec, Seeker};
 use crate::rooms::GameCmd;
 
@@ -282,7 +282,7 @@ impl Conn {
             },
             ClientMessage::WatchCode { code } => match self.hub.game_of_code(&code) {
                 Ok(game) => self.subscribe(game, None, None),
-                Err((code, message)) => self.error(code, message, None),
+                Err(refused) => self.watch_code_elsewhere(&code, refused).await,
             },
             ClientMessage::Join { game, after_seq } => {
                 let me = me.expect("checked");
@@ -409,6 +409,22 @@ impl Conn {
         };
         if self.to_game(game, cmd) {
             self.games.insert(game);
+        }
+    }
+
+    /// `watch_code` for a code no live game of this node has: on several nodes, the
+    /// game may run on another one (its owner checks the code).
+    async fn watch_code_elsewhere(&mut self, code: &str, refused: Refusal) {
+        let (Some(cluster), Ok(code)) = (self.hub.cluster.get().cloned(), game_code(code)) else {
+            return self.refuse(refused);
+        };
+        match cluster.find_code(&code).await {
+            Some(game) => {
+                if cluster.watch_code(game, code, self.reply_peer()) {
+                    self.games.insert(game);
+                }
+            }
+            None => self.refuse(refused),
         }
     }
 

@@ -88,6 +88,7 @@ impl Cluster {
             },
             None => Op::Watch {
                 after_seq: head.seq,
+                code: None,
             },
         };
         self.follower(to_socket);
