@@ -77,12 +77,17 @@ pub async fn owned_by(kv: &async_nats::jetstream::kv::Store, game: GameId, node:
 /// with kill -9 the kernel closes it at once; an in-process node's sockets close as its
 /// runtime's tasks are dropped, a moment after [`Node::kill`] returns).
 pub async fn unserved(nats: &Nats, game: GameId) {
+    unserved_subject(nats, format!("tamsk.game.{game}.cmd")).await
+}
+
+/// Waits until NATS knows nobody serves `subject` (see [`unserved`]).
+pub async fn unserved_subject(nats: &Nats, subject: String) {
     let client = async_nats::connect(nats.url())
         .await
         .expect("connect to NATS");
-    within("nobody serving the game", async {
+    within("nobody serving the subject", async {
         loop {
-            let asked = client.request(format!("tamsk.game.{game}.cmd"), "".into());
+            let asked = client.request(subject.clone(), "".into());
             // A request to a dead connection's subscription is answered by nobody.
             match tokio::time::timeout(Duration::from_millis(100), asked).await {
                 Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => return,

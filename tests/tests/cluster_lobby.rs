@@ -7,9 +7,10 @@
 
 use std::time::{Duration, Instant};
 
+use protocol::game::Action;
 use protocol::settings::{Level, Settings};
-use protocol::wire::{ClientMessage, GameId, LobbyMessage, SeekInfo, ServerMessage};
-use tamsk_tests::cluster::{node_config, services, Node, LEASE};
+use protocol::wire::{ClientMessage, GameId, LobbyMessage, SeekInfo, ServerFrame, ServerMessage};
+use tamsk_tests::cluster::{node_config, services, unserved_subject, Node, LEASE};
 use tamsk_tests::services::{Nats, TestDb};
 use tamsk_tests::*;
 
@@ -480,6 +481,67 @@ async fn a_private_game_is_watched_with_its_code_from_another_node() {
     assert_eq!(play_random(&mut red, &mut black, 5, 4).await, 4);
     watcher.catch_up_to(red.seq).await;
     assert_eq!(watcher.replica, red.replica, "the moves reach the watcher");
+}
+
+/// A lobby message that waits for an election (its leader just died) does not hold up
+/// its connection's game messages: a player's action goes through at once, and the list
+/// he asked for comes once a new leader serves it (or is refused, if none is elected
+/// within the wait).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lobby_message_waiting_for_an_election_does_not_hold_up_a_move() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [mut a, b, _c] = three_nodes(&db, &nats).await;
+    let mut me = Client::new_player_at(b.addr, "Patience").await;
+    // A game with the computer runs on the player's own node, b.
+    me.send(&ClientMessage::PlayBot {
+        settings: blitz(),
+        level: None,
+        rated: None,
+    })
+    .await;
+    let me = Follower::await_snapshot(me).await;
+    let (game, mut c) = (me.game, me.client);
+
+    a.kill();
+    let killed = Instant::now();
+    // Its lobby subject is gone (as at once with kill -9): asked there, NATS says nobody
+    // serves it, and the message waits for the next leader.
+    unserved_subject(&nats, "tamsk.lobby.at.a".into()).await;
+    c.send(&ClientMessage::ListSeeks).await;
+    c.send(&ClientMessage::Act {
+        game,
+        action: Action::Resign,
+    })
+    .await;
+    let mut ended = false;
+    loop {
+        match within("the end, then the list", c.recv_any()).await {
+            Some(ServerFrame::Message(ServerMessage::Event(ev)))
+                if engine_events(&ev)
+                    .iter()
+                    .any(|e| matches!(e, protocol::game::Event::GameEnded { .. })) =>
+            {
+                ended = true
+            }
+            Some(ServerFrame::Lobby(LobbyMessage::Seeks { seeks })) => {
+                assert!(ended, "the resignation waited for the lobby");
+                assert!(seeks.is_empty());
+                break;
+            }
+            // Refused when no leader was elected within the wait (two leases; a loaded
+            // machine can take that long): an answer all the same, after the end.
+            Some(ServerFrame::Message(ServerMessage::Error { code, message, .. })) => {
+                assert_eq!(code, "lobby_unavailable", "{message}");
+                assert!(ended, "the resignation waited for the lobby");
+                eprintln!("the list refused {:?} after the kill", killed.elapsed());
+                break;
+            }
+            Some(_) => {}
+            None => panic!("the connection closed"),
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -69,6 +69,7 @@ use super::Cluster;
 
 mod games;
 mod node;
+mod queue;
 mod serve;
 use crate::codec::Reply;
 use crate::peer::{Peer, PlayerRec, Seeker};
@@ -203,6 +204,20 @@ struct Local {
     /// added by `challenge_sent`, gone with `challenge_closed` or its next game, one of
     /// which may be a challenge's acceptance). At most [`MAX_TRACKED_CHALLENGES`].
     challenges: HashSet<ChallengeId>,
+    /// Its lobby messages waiting for the leader, in order (see `queue`).
+    asks: Option<mpsc::Sender<queue::Asked>>,
+}
+
+impl Local {
+    fn new(peer: &Peer, player: Option<Arc<PlayerRec>>) -> Local {
+        Local {
+            peer: peer.replying(None),
+            player,
+            seeking: None,
+            challenges: HashSet::new(),
+            asks: None,
+        }
+    }
 }
 
 /// Bounds [`Local::challenges`] (the leader allows a player far fewer at once).

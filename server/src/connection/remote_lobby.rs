@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use protocol::wire::{ClientMessage, LobbyMessage, ServerMessage};
+use protocol::wire::{ClientMessage, ServerMessage};
 
-use crate::cluster::lobby::{LobbyOp, Outcome};
+use crate::cluster::lobby::LobbyOp;
 use crate::peer::PlayerRec;
 
 use super::*;
@@ -62,11 +62,12 @@ impl Conn {
             }
             ClientMessage::PlayBot { .. } => {
                 // The game with the computer is this node's; a seek waiting at the
-                // leader goes, as on one node.
-                let peer = self.peer.clone();
-                lobby
-                    .ask(&peer, me.as_ref(), LobbyOp::CancelSeek { quiet: true })
-                    .await;
+                // leader goes, as on one node (after the lobby messages before it).
+                lobby.submit(
+                    self.peer.clone(),
+                    me.clone(),
+                    LobbyOp::CancelSeek { quiet: true },
+                );
                 return false;
             }
             _ => return false,
@@ -74,27 +75,9 @@ impl Conn {
         if starts && self.new_game_seeker(me.clone(), false).is_none() {
             return true;
         }
-        let outcome = lobby.ask(&self.reply_peer(), me.as_ref(), op).await;
-        match outcome {
-            // This node took the lead while the message waited for one.
-            Outcome::Here => return false,
-            Outcome::Game(id) => {
-                self.games.insert(id);
-            }
-            Outcome::Seeks(seeks) => {
-                self.reply_peer().send_lobby(&LobbyMessage::Seeks { seeks });
-            }
-            Outcome::Players(players, online) => {
-                self.reply_peer()
-                    .send_lobby(&LobbyMessage::Players { players, online });
-            }
-            Outcome::Unavailable(why) => self.error(
-                "lobby_unavailable",
-                format!("the lobby cannot be reached right now ({why}): try again in a moment"),
-                None,
-            ),
-            Outcome::Done | Outcome::Waiting | Outcome::Refused => {}
-        }
+        // Queued, in order with the connection's other lobby messages: one that waits
+        // for an election (up to a lease) does not hold up the connection's moves.
+        lobby.submit(self.reply_peer(), me.clone(), op);
         true
     }
 }

@@ -39,25 +39,29 @@ impl ClusterLobby {
 
     /// Node side: a local connection said hello.
     pub async fn said_hello(&self, player: &Arc<PlayerRec>, peer: &Peer) {
-        self.local.insert(
-            peer.conn,
-            Local {
-                peer: peer.replying(None),
-                player: Some(player.clone()),
-                seeking: None,
-                challenges: HashSet::new(),
-            },
-        );
+        self.local
+            .insert(peer.conn, Local::new(peer, Some(player.clone())));
         if self.remote() {
             self.ask(peer, Some(player), LobbyOp::Online).await;
         }
     }
 
-    /// Node side: a local connection closed.
+    /// Node side: a local connection closed. The leader is told after the connection's
+    /// lobby messages still queued (a seek among them would otherwise outlive it there).
     pub fn closed(self: &Arc<Self>, conn: u64) {
         let Some((_, local)) = self.local.remove(&conn) else {
             return;
         };
+        if let Some(asks) = &local.asks {
+            let gone = queue::Asked {
+                op: LobbyOp::Gone,
+                peer: local.peer.clone(),
+                player: local.player.clone(),
+            };
+            if asks.try_send(gone).is_ok() {
+                return;
+            }
+        }
         if let Some(leader) = self.leader_node().filter(|_| self.remote()) {
             let lobby = self.clone();
             tokio::spawn(async move {
@@ -123,12 +127,6 @@ impl ClusterLobby {
                 | LobbyOp::JoinCode { .. }
                 | LobbyOp::AcceptChallenge { .. }
         );
-        self.local.entry(peer.conn).or_insert_with(|| Local {
-            peer: peer.replying(None),
-            player: player.cloned(),
-            seeking: None,
-            challenges: HashSet::new(),
-        });
         // What a client waits for waits for an election too, at most a lease (a dead
         // leader's key lives that long): no leader yet, or one that nobody serves any more
         // (its node died) or whose term ended, is looked at again at each turn of the
@@ -138,7 +136,10 @@ impl ClusterLobby {
             op,
             LobbyOp::Online | LobbyOp::Gone | LobbyOp::CancelSeek { quiet: true }
         );
-        let until = Instant::now() + self.cluster.lease;
+        // Two leases: a dead leader's key outlives its last refresh by a lease, and the
+        // next turn of a node's loop elects the next one; the connection's game messages
+        // do not wait meanwhile (its lobby messages have a queue of their own, `queue`).
+        let until = Instant::now() + 2 * self.cluster.lease;
         let mut turns = self.turns.subscribe();
         let req = LobbyReq {
             node: self.cluster.node.clone(),
