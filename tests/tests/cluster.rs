@@ -247,20 +247,19 @@ async fn when_the_owner_dies_another_node_takes_the_game_and_players_resume_ther
 }
 
 /// Sends an action with request id `id` as raw JSON and returns the first error that
-/// follows (events of the game may come first).
+/// follows (events of the game may come first): its code, game and request id.
 async fn refused(
     c: &mut Client,
     game: protocol::wire::GameId,
     action: Action,
     id: i64,
-) -> ServerMessage {
+) -> (String, Option<protocol::wire::GameId>, Option<RequestId>) {
     let mut frame = serde_json::to_value(ClientMessage::Act { game, action }).expect("json");
     frame["id"] = id.into();
     c.send_raw(&frame.to_string()).await;
     loop {
-        let msg = within("an error", c.recv()).await;
-        if matches!(msg, ServerMessage::Error { .. }) {
-            return msg;
+        if let ServerMessage::Error { code, game, id, .. } = within("an error", c.recv()).await {
+            return (code, game, id);
         }
     }
 }
@@ -295,15 +294,7 @@ async fn a_remote_action_is_answered_only_when_refused() {
     owned_by(&kv, game, "a").await;
 
     // Level 1 has no 15-second timer: the game refuses a flip, whoever is on turn.
-    let ServerMessage::Error {
-        code,
-        game: about,
-        id,
-        ..
-    } = refused(&mut remote.client, game, Action::Flip, 7).await
-    else {
-        unreachable!()
-    };
+    let (code, about, id) = refused(&mut remote.client, game, Action::Flip, 7).await;
     assert_ne!(code, "unknown_game");
     assert_eq!((about, id), (Some(game), Some(RequestId::Int(7))));
 
@@ -312,15 +303,7 @@ async fn a_remote_action_is_answered_only_when_refused() {
     // stalled owner: docs/OPERATIONS.md.)
     a.kill();
     unserved(&nats, game).await;
-    let ServerMessage::Error {
-        code,
-        game: about,
-        id,
-        ..
-    } = refused(&mut remote.client, game, Action::Flip, 8).await
-    else {
-        unreachable!()
-    };
+    let (code, about, id) = refused(&mut remote.client, game, Action::Flip, 8).await;
     assert_eq!(code, "unknown_game");
     assert_eq!((about, id), (Some(game), Some(RequestId::Int(8))));
     drop(b);
