@@ -495,34 +495,27 @@ impl ClusterLobby {
                 lobby.ask(&peer, Some(&player), LobbyOp::Online).await;
             }
             for (peer, player, waiting) in seekers {
-                lobby.move_seek(peer, player, waiting).await;
+                lobby.move_seek(peer, player, waiting);
             }
         });
     }
 
     /// A seek this node's client had at the old leader, made again at the new one: the
     /// client is told `seeking` again, or gets its game. A hosted game's code, or a seek
-    /// the new leader refuses (or cannot be reached for), is cancelled.
-    async fn move_seek(&self, peer: Peer, player: Option<Arc<PlayerRec>>, waiting: Waiting) {
+    /// the new leader refuses (or cannot be reached for), is cancelled. Queued with the
+    /// connection's own lobby messages (see `queue`), so a cancel it sent, or its closing,
+    /// comes after, in order; nothing is made for a connection already closed.
+    fn move_seek(self: &Arc<Self>, peer: Peer, player: Option<Arc<PlayerRec>>, waiting: Waiting) {
         let (Waiting::Seek { settings, rated }, Some(player)) = (waiting, player) else {
             peer.send_msg(&ServerMessage::SeekCancelled);
             return;
         };
-        let op = LobbyOp::Seek { settings, rated };
-        let outcome = match self.ask(&peer, Some(&player), op.clone()).await {
-            // This node leads now: its hub keeps the seek.
-            Outcome::Here => self.host.lobby_op(
-                op,
-                Seeker {
-                    player,
-                    peer: peer.clone(),
-                },
-            ),
-            outcome => outcome,
-        };
-        if !matches!(outcome, Outcome::Waiting | Outcome::Game(_)) {
-            peer.send_msg(&ServerMessage::SeekCancelled);
-        }
+        self.enqueue(queue::Asked {
+            op: LobbyOp::Seek { settings, rated },
+            peer,
+            player: Some(player),
+            moved: true,
+        });
     }
 
     /// Stops leading: the lobby's state goes (see [`LobbyHost::lobby_reset`]).

@@ -57,6 +57,7 @@ impl ClusterLobby {
                 op: LobbyOp::Gone,
                 peer: local.peer.clone(),
                 player: local.player.clone(),
+                moved: false,
             };
             if asks.try_send(gone).is_ok() {
                 return;
@@ -127,8 +128,8 @@ impl ClusterLobby {
                 | LobbyOp::JoinCode { .. }
                 | LobbyOp::AcceptChallenge { .. }
         );
-        // What a client waits for waits for an election too, at most a lease (a dead
-        // leader's key lives that long): no leader yet, or one that nobody serves any more
+        // What a client waits for waits for an election too, at most two leases (below):
+        // no leader yet, or one that nobody serves any more
         // (its node died) or whose term ended, is looked at again at each turn of the
         // loop. Online and quiet cancels do not wait: a new leader is told who is online
         // anyway, and had no seek of theirs.

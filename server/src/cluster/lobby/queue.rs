@@ -15,13 +15,15 @@ pub(in crate::cluster) struct Asked {
     pub(super) op: LobbyOp,
     pub(super) peer: Peer,
     pub(super) player: Option<Arc<PlayerRec>>,
+    /// A seek the node makes again at a new leader (see `ClusterLobby::move_seek`).
+    pub(super) moved: bool,
 }
 
 impl ClusterLobby {
     /// Node side: queues a lobby message of local connection `peer` (answers to `peer`,
     /// which carries the request's id) for the leader, without waiting.
     pub fn submit(self: &Arc<Self>, peer: Peer, player: Option<Arc<PlayerRec>>, op: LobbyOp) {
-        let tx = {
+        {
             let mut local = self
                 .local
                 .entry(peer.conn)
@@ -29,6 +31,22 @@ impl ClusterLobby {
             if local.player.is_none() {
                 local.player = player.clone();
             }
+        }
+        self.enqueue(Asked {
+            op,
+            peer,
+            player,
+            moved: false,
+        });
+    }
+
+    /// Queues `asked` for its connection, if it is still open (its queue and task made
+    /// on first use).
+    pub(super) fn enqueue(self: &Arc<Self>, asked: Asked) {
+        let tx = {
+            let Some(mut local) = self.local.get_mut(&asked.peer.conn) else {
+                return;
+            };
             local
                 .asks
                 .get_or_insert_with(|| {
@@ -38,12 +56,12 @@ impl ClusterLobby {
                 })
                 .clone()
         };
-        let asked = Asked {
-            op,
-            peer: peer.clone(),
-            player,
-        };
+        let (peer, moved) = (asked.peer.clone(), asked.moved);
         if tx.try_send(asked).is_err() {
+            if moved {
+                peer.send_msg(&ServerMessage::SeekCancelled);
+                return;
+            }
             peer.send_msg(&ServerMessage::Error {
                 code: "lobby_unavailable".into(),
                 message: format!(
@@ -59,7 +77,13 @@ impl ClusterLobby {
 
     /// One connection's queued lobby messages, in order.
     async fn serve_asks(self: Arc<Self>, mut rx: mpsc::Receiver<Asked>) {
-        while let Some(Asked { op, peer, player }) = rx.recv().await {
+        while let Some(Asked {
+            op,
+            peer,
+            player,
+            moved,
+        }) = rx.recv().await
+        {
             // Sent by the node for the client, not by the client: nothing to answer.
             let quiet = matches!(op, LobbyOp::Gone | LobbyOp::CancelSeek { quiet: true });
             let outcome = match self.ask(&peer, player.as_ref(), op.clone()).await {
@@ -67,7 +91,12 @@ impl ClusterLobby {
                 Outcome::Here if !quiet => self.serve_here(op, peer.clone(), player),
                 outcome => outcome,
             };
-            if !quiet {
+            if moved {
+                // Told `seeking` by the new leader, or paired: else it went.
+                if !matches!(outcome, Outcome::Waiting | Outcome::Game(_)) {
+                    peer.send_msg(&ServerMessage::SeekCancelled);
+                }
+            } else if !quiet {
                 answer(&peer, outcome);
             }
         }
