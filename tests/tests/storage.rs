@@ -351,21 +351,7 @@ async fn stale_owner_fenced(db: TestDb) {
         .await
         .unwrap();
     let id = protocol::wire::GameId::now_v7();
-    let player = |id: &str| protocol::wire::PlayerRef {
-        player_id: id.into(),
-        name: id.into(),
-        rating: None,
-    };
-    let start = GameStart {
-        id,
-        red: player("r"),
-        black: player("b"),
-        settings: Settings::blitz(Level::One),
-        started_ms: 1,
-        code: None,
-        rated: false,
-        owner_epoch: 0,
-    };
+    let start = GameStart::between(id, "r", "b", Settings::blitz(Level::One), 1);
     let advance = |idx| Entry {
         at_ms: idx,
         kind: EntryKind::Advance,

@@ -189,6 +189,34 @@ pub struct GameStart {
     pub owner_epoch: u64,
 }
 
+impl GameStart {
+    /// A new public, unrated game between two players each named by their id, started at
+    /// `started_ms`: what the store's tests write.
+    pub fn between(
+        id: GameId,
+        red: &str,
+        black: &str,
+        settings: Settings,
+        started_ms: u64,
+    ) -> Self {
+        let player = |id: &str| PlayerRef {
+            player_id: id.into(),
+            name: id.into(),
+            rating: None,
+        };
+        GameStart {
+            id,
+            red: player(red),
+            black: player(black),
+            settings,
+            started_ms,
+            code: None,
+            rated: false,
+            owner_epoch: 0,
+        }
+    }
+}
+
 /// A game that is over (finished or aborted), with its whole record.
 #[derive(Clone, Debug)]
 pub struct GameEnd {

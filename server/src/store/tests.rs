@@ -6,14 +6,6 @@ mod store {
     use protocol::record::EntryKind;
     use protocol::settings::{Level, Settings};
 
-    fn player(id: &str) -> PlayerRef {
-        PlayerRef {
-            player_id: id.into(),
-            name: id.into(),
-            rating: None,
-        }
-    }
-
     /// Writes nobody waits for gather (here for a minute); a write someone awaits, queued
     /// while they gather, ends the gathering: it is on disk at once, not a minute later,
     /// and so is what was queued before it.
@@ -23,16 +15,7 @@ mod store {
             .await
             .unwrap();
         let id = GameId::from_u64_pair(0, 3);
-        let start = GameStart {
-            id,
-            red: player("r"),
-            black: player("b"),
-            settings: Settings::blitz(Level::One),
-            started_ms: 1,
-            code: None,
-            rated: false,
-            owner_epoch: 0,
-        };
+        let start = GameStart::between(id, "r", "b", Settings::blitz(Level::One), 1);
         store.submit(Write::GameStarted(start.clone()));
         // Let the writer take it and start gathering.
         while store.queued() > 0 {
@@ -57,16 +40,7 @@ mod store {
         let metrics = tokio::runtime::Handle::current().metrics();
         let tasks = metrics.num_alive_tasks();
         let id = GameId::from_u64_pair(0, 1);
-        let start = GameStart {
-            id,
-            red: player("r"),
-            black: player("b"),
-            settings: Settings::blitz(Level::One),
-            started_ms: 1,
-            code: None,
-            rated: false,
-            owner_epoch: 0,
-        };
+        let start = GameStart::between(id, "r", "b", Settings::blitz(Level::One), 1);
         store.submit(Write::GameStarted(start.clone()));
         for idx in 0..2_000 {
             store.submit(Write::Entry {
