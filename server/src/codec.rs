@@ -63,17 +63,22 @@ pub struct Reply {
     pub at_ms: Option<u64>,
 }
 
-/// An error about game `game` (its request id and server time are added by
+/// An error, about a game or not (its request id and server time are added by
 /// [`encode_reply`] when it answers a request).
-pub fn game_error(code: &str, message: impl Into<String>, game: GameId) -> ServerMessage {
+pub fn error(code: &str, message: impl Into<String>, game: Option<GameId>) -> ServerMessage {
     ServerMessage::Error {
         code: code.into(),
         message: message.into(),
-        game: Some(game),
+        game,
         id: None,
         server_ms: None,
         at_ms: None,
     }
+}
+
+/// An error about game `game` (see [`error`]).
+pub fn game_error(code: &str, message: impl Into<String>, game: GameId) -> ServerMessage {
+    error(code, message, Some(game))
 }
 
 /// Serialises a lobby message once.

@@ -44,7 +44,7 @@
 //!   or a seek the new leader refuses.
 //! - **No leader yet** (a cluster starting, or a dead leader's key still there): a
 //!   client's lobby message waits for the election, looking again at each turn of the
-//!   loop, at most one lease, before it is refused `lobby_unavailable`; a node that took
+//!   loop, at most two leases, before it is refused `lobby_unavailable`; a node that took
 //!   the lead meanwhile serves it itself ([`Outcome::Here`]).
 //! - **Lists of games** (`list_games`, the games in a `welcome`) are gathered from every
 //!   node (`tamsk.lobby.games`, one answer per live node, at most [`GATHER_WAIT`]).

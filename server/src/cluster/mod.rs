@@ -275,8 +275,8 @@ impl Cluster {
             claims: Default::default(),
         });
         tracing::info!(node = %cluster.node, lease_ms = lease.as_millis() as u64, "joined the cluster");
-        tokio::spawn(cluster.clone().lease_loop());
         cluster.serve_codes().await?;
+        tokio::spawn(cluster.clone().lease_loop());
         Ok(cluster)
     }
 

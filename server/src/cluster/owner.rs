@@ -39,9 +39,12 @@ impl Cluster {
                 }
             };
             if cmd.oneway {
-                // Only a refusal is told, as a frame for the client's socket.
+                // Only a refusal of an action is told, as a frame for the client's
+                // socket: a lag report is the node's, not the client's, and goes unanswered.
                 let (node, conn, reply) = (cmd.node.clone(), cmd.conn, cmd.reply.clone());
-                if let Some((code, message)) = self.command(id, cmd).await.error {
+                let told = matches!(cmd.op, Op::Act { .. });
+                let refused = self.command(id, cmd).await.error;
+                if let (true, Some((code, message))) = (told, refused) {
                     let error = game_error(&code, message, id);
                     let frame = match &reply {
                         Some(reply) => encode_reply(&error, reply),

@@ -282,7 +282,7 @@ impl Conn {
             },
             ClientMessage::WatchCode { code } => match self.hub.game_of_code(&code) {
                 Ok(game) => self.subscribe(game, None, None),
-                Err(refused) => self.watch_code_elsewhere(&code, refused).await,
+                Err(refused) => self.watch_code_elsewhere(&code, refused),
             },
             ClientMessage::Join { game, after_seq } => {
                 let me = me.expect("checked");
@@ -413,19 +413,24 @@ impl Conn {
     }
 
     /// `watch_code` for a code no live game of this node has: on several nodes, the
-    /// game may run on another one (its owner checks the code).
-    async fn watch_code_elsewhere(&mut self, code: &str, refused: Refusal) {
+    /// game may run on another one (its owner checks the code). Asked in a task of its
+    /// own: an unknown code costs the wait for every node's silence (300 ms), which the
+    /// connection's other messages, its moves among them, do not wait for.
+    fn watch_code_elsewhere(&mut self, code: &str, refused: Refusal) {
         let (Some(cluster), Ok(code)) = (self.hub.cluster.get().cloned(), game_code(code)) else {
             return self.refuse(refused);
         };
-        match cluster.find_code(&code).await {
-            Some(game) => {
-                if cluster.watch_code(game, code, self.reply_peer()) {
-                    self.games.insert(game);
+        let peer = self.reply_peer();
+        tokio::spawn(async move {
+            match cluster.find_code(&code).await {
+                Some(game) => {
+                    cluster.watch_code(game, code, peer);
+                }
+                None => {
+                    peer.send_msg(&crate::codec::error(refused.0, refused.1, None));
                 }
             }
-            None => self.refuse(refused),
-        }
+        });
     }
 
     /// Hands a command to a game's task without waiting.

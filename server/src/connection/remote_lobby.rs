@@ -76,7 +76,7 @@ impl Conn {
             return true;
         }
         // Queued, in order with the connection's other lobby messages: one that waits
-        // for an election (up to a lease) does not hold up the connection's moves.
+        // for an election (up to two leases) does not hold up the connection's moves.
         lobby.submit(self.reply_peer(), me.clone(), op);
         true
     }

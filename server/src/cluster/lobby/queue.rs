@@ -1,5 +1,5 @@
 //! Node side: a connection's lobby messages wait for the leader in a queue of their own,
-//! served in order by a task, so that while one waits for an election (up to a lease)
+//! served in order by a task, so that while one waits for an election (up to two leases)
 //! the connection's moves and other game messages go on.
 
 use protocol::wire::LobbyMessage;
@@ -62,16 +62,13 @@ impl ClusterLobby {
                 peer.send_msg(&ServerMessage::SeekCancelled);
                 return;
             }
-            peer.send_msg(&ServerMessage::Error {
-                code: "lobby_unavailable".into(),
-                message: format!(
+            peer.send_msg(&crate::codec::error(
+                "lobby_unavailable",
+                format!(
                     "{ASK_QUEUE} lobby messages already wait for the lobby: try again in a moment"
                 ),
-                game: None,
-                id: None,
-                server_ms: None,
-                at_ms: None,
-            });
+                None,
+            ));
         }
     }
 
@@ -124,16 +121,11 @@ fn answer(peer: &Peer, outcome: Outcome) {
             peer.send_lobby(&LobbyMessage::Players { players, online });
         }
         Outcome::Unavailable(why) => {
-            peer.send_msg(&ServerMessage::Error {
-                code: "lobby_unavailable".into(),
-                message: format!(
-                    "the lobby cannot be reached right now ({why}): try again in a moment"
-                ),
-                game: None,
-                id: None,
-                server_ms: None,
-                at_ms: None,
-            });
+            peer.send_msg(&crate::codec::error(
+                "lobby_unavailable",
+                format!("the lobby cannot be reached right now ({why}): try again in a moment"),
+                None,
+            ));
         }
         Outcome::Here | Outcome::Game(_) | Outcome::Done | Outcome::Waiting | Outcome::Refused => {}
     }
