@@ -67,16 +67,14 @@ impl Cluster {
         let queued = Queued {
             game,
             cmd: RemoteCmd {
-                node: self.node.clone(),
-                conn: peer.conn,
-                player: None,
                 reply: peer.reply.as_deref().cloned(),
-                op: Op::Watch {
-                    after_seq: None,
-                    code: Some(code),
-                },
-                age_us: 0,
-                oneway: false,
+                ..self.remote_cmd(
+                    peer.conn,
+                    Op::Watch {
+                        after_seq: None,
+                        code: Some(code),
+                    },
+                )
             },
             read: None,
             repair: false,

@@ -574,13 +574,8 @@ impl Cluster {
         tx.try_send(Queued {
             game,
             cmd: RemoteCmd {
-                node: self.node.clone(),
-                conn,
                 player,
-                reply: None,
-                op,
-                age_us: 0,
-                oneway: false,
+                ..self.remote_cmd(conn, op)
             },
             read: None,
             repair,

@@ -63,13 +63,9 @@ impl Cluster {
             GameCmd::Unsubscribe { reply: None, .. } | GameCmd::Lag { .. } => return false,
         };
         let cmd = RemoteCmd {
-            node: self.node.clone(),
-            conn: peer.conn,
             player: player.map(|p| p.id.clone()),
             reply: peer.reply.as_deref().cloned(),
-            op,
-            age_us: 0,
-            oneway: false,
+            ..self.remote_cmd(peer.conn, op)
         };
         let queued = Queued {
             game,
@@ -121,15 +117,7 @@ impl Cluster {
             };
             let _ = tx.try_send(Queued {
                 game,
-                cmd: RemoteCmd {
-                    node: self.node.clone(),
-                    conn,
-                    player: None,
-                    reply: None,
-                    op: Op::Lag { rtt_ms },
-                    age_us: 0,
-                    oneway: false,
-                },
+                cmd: self.remote_cmd(conn, Op::Lag { rtt_ms }),
                 read: Some(received),
                 repair: false,
             });
@@ -218,9 +206,8 @@ impl Cluster {
             if let Some(read) = read {
                 cmd.age_us = read.elapsed().as_micros() as u64;
             }
-            if matches!(cmd.op, Op::Act { .. } | Op::Lag { .. }) {
+            if cmd.op.oneway() {
                 // One way (see the parent module): a refusal comes as a frame.
-                cmd.oneway = true;
                 let body: Bytes = serde_json::to_vec(&cmd).expect("commands serialise").into();
                 let sent = if let Op::Act { .. } = cmd.op {
                     remember(&last_acts, game, reply.clone());
@@ -256,15 +243,7 @@ impl Cluster {
         }
         for game in games {
             self.fan_remove(game, conn).await;
-            let cmd = RemoteCmd {
-                node: self.node.clone(),
-                conn,
-                player: None,
-                reply: None,
-                op: Op::Closed,
-                age_us: 0,
-                oneway: false,
-            };
+            let cmd = self.remote_cmd(conn, Op::Closed);
             let _ = self.request(game, &cmd, false).await;
         }
         forwarder.abort();

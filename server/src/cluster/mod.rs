@@ -139,11 +139,30 @@ pub struct RemoteCmd {
     /// Microseconds since the client's node read the frame (see [`AGE_CAP`]).
     #[serde(default)]
     pub age_us: u64,
-    /// Sent without waiting for an answer (actions and lag reports): the owner answers
-    /// only a refusal, as an error frame on the connection's subject, and NATS answers
-    /// an action nobody serves on [`unserved_subject`] (see `follow`).
-    #[serde(default)]
-    pub oneway: bool,
+}
+
+impl Op {
+    /// Sent without waiting for an answer (actions and lag reports): the owner tells
+    /// only the refusal of an action, as an error frame on the connection's subject, and
+    /// NATS answers an action nobody serves on [`unserved_subject`] (see `follow`).
+    fn oneway(&self) -> bool {
+        matches!(self, Op::Act { .. } | Op::Lag { .. })
+    }
+}
+
+impl Cluster {
+    /// A command of this node's connection `conn`, for no player, answered to no request
+    /// (the callers fill in what they have).
+    fn remote_cmd(&self, conn: u64, op: Op) -> RemoteCmd {
+        RemoteCmd {
+            node: self.node.clone(),
+            conn,
+            player: None,
+            reply: None,
+            op,
+            age_us: 0,
+        }
+    }
 }
 
 /// A command of a local connection on its way to a game's owner.

@@ -38,7 +38,7 @@ impl Cluster {
                     continue;
                 }
             };
-            if cmd.oneway {
+            if cmd.op.oneway() {
                 // Only a refusal of an action is told, as a frame for the client's
                 // socket: a lag report is the node's, not the client's, and goes unanswered.
                 let (node, conn, reply) = (cmd.node.clone(), cmd.conn, cmd.reply.clone());
