@@ -293,6 +293,9 @@ impl Cluster {
             owners_seen: Default::default(),
             claims: Default::default(),
         });
+        // Alive before it serves anyone: a node that saw one of its clients first, and
+        // then no key for it, would take it for dead and drop that client's proxies.
+        cluster.say_alive().await;
         tracing::info!(node = %cluster.node, lease_ms = lease.as_millis() as u64, "joined the cluster");
         cluster.serve_codes().await?;
         tokio::spawn(cluster.clone().lease_loop());

@@ -80,12 +80,16 @@ pub(super) async fn bucket(js: &jetstream::Context, lease: Duration) -> anyhow::
 }
 
 impl Cluster {
-    /// Every third of a lease: says this node is alive, and closes the proxies of the
-    /// nodes that no longer say so.
-    pub(super) async fn nodes_tick(&self) {
+    pub(super) async fn say_alive(&self) {
         if let Err(e) = self.nodes.put(&self.node, Default::default()).await {
             tracing::warn!(error = %e, "cannot say this node is alive");
         }
+    }
+
+    /// Every third of a lease: says this node is alive, and closes the proxies of the
+    /// nodes that no longer say so.
+    pub(super) async fn nodes_tick(&self) {
+        self.say_alive().await;
         let nodes: HashSet<String> = self.proxies.iter().map(|p| p.key().0.clone()).collect();
         for node in nodes {
             let alive = match self.nodes.entry(&node).await {
