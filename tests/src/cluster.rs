@@ -53,6 +53,26 @@ pub async fn owners(nats: &Nats) -> async_nats::jetstream::kv::Store {
     .await
 }
 
+/// The node that owns `game`, by the owners' bucket.
+pub async fn owner(nats: &Nats, game: GameId) -> String {
+    let client = async_nats::connect(nats.url()).await.expect("NATS");
+    let js = async_nats::jetstream::new(client);
+    let kv = js
+        .get_key_value(server::cluster::BUCKET)
+        .await
+        .expect("the owners' bucket");
+    let entry = within("the game's owner", async {
+        loop {
+            if let Ok(Some(e)) = kv.entry(game.to_string()).await {
+                return e;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    String::from_utf8_lossy(&entry.value).into_owned()
+}
+
 /// Waits (through a watch of its key) until `node` owns `game`.
 pub async fn owned_by(kv: &async_nats::jetstream::kv::Store, game: GameId, node: &str) {
     let mut watch = kv

@@ -273,25 +273,29 @@ async fn a_remote_action_is_answered_only_when_refused() {
     let Some((nats, db)) = services().await else {
         return;
     };
-    let mut a = Node::start(node_config(&db, &nats, "a"));
-    // Node a leads the lobby (it serves before b starts), so the game runs on a.
+    let a = Node::start(node_config(&db, &nats, "a"));
     Client::new_player_at(a.addr, "FirstR").await;
-    let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
-    let kv = owners(&nats).await;
-    let mut remote = Client::new_player(&b, "RemoteR").await;
-    let mut local = Client::new_player_at(a.addr, "LocalR").await;
-    for c in [&mut remote, &mut local] {
+    let b = Node::start(node_config(&db, &nats, "b"));
+    let mut on_b = Client::new_player_at(b.addr, "OnB").await;
+    let mut on_a = Client::new_player_at(a.addr, "OnA").await;
+    for c in [&mut on_b, &mut on_a] {
         c.send(&ClientMessage::Seek {
             settings: Settings::blitz(Level::One),
             rated: None,
         })
         .await;
     }
-    let mut remote = Follower::await_snapshot(remote).await;
-    let local = Follower::await_snapshot(local).await;
-    let game = remote.game;
-    assert_eq!(local.game, game);
-    owned_by(&kv, game, "a").await;
+    let on_b = Follower::await_snapshot(on_b).await;
+    let on_a = Follower::await_snapshot(on_a).await;
+    let game = on_b.game;
+    assert_eq!(on_a.game, game);
+    // The game runs on one of the two nodes (the red player's); the other's player is
+    // the remote one.
+    let (mut owner_node, mut remote) = match owner(&nats, game).await.as_str() {
+        "a" => (a, on_b),
+        "b" => (b, on_a),
+        other => panic!("run by {other}"),
+    };
 
     // Level 1 has no 15-second timer: the game refuses a flip, whoever is on turn.
     let (code, about, id) = refused(&mut remote.client, game, Action::Flip, 7).await;
@@ -301,10 +305,9 @@ async fn a_remote_action_is_answered_only_when_refused() {
     // kill -9 of the owner: an action finds nobody serving the game. (One sent before
     // NATS saw the owner's connection close would be lost unanswered, as one sent to a
     // stalled owner: docs/OPERATIONS.md.)
-    a.kill();
+    owner_node.kill();
     unserved(&nats, game).await;
     let (code, about, id) = refused(&mut remote.client, game, Action::Flip, 8).await;
     assert_eq!(code, "unknown_game");
     assert_eq!((about, id), (Some(game), Some(RequestId::Int(8))));
-    drop(b);
 }

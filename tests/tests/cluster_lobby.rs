@@ -7,10 +7,12 @@
 
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
+
 use protocol::game::Action;
 use protocol::settings::{Level, Settings};
 use protocol::wire::{ClientMessage, GameId, LobbyMessage, SeekInfo, ServerFrame, ServerMessage};
-use tamsk_tests::cluster::{node_config, services, unserved_subject, Node, LEASE};
+use tamsk_tests::cluster::{node_config, owner, services, unserved_subject, Node, LEASE};
 use tamsk_tests::services::{Nats, TestDb};
 use tamsk_tests::*;
 
@@ -48,26 +50,6 @@ async fn list_seeks(c: &mut Client) -> Vec<SeekInfo> {
     }
 }
 
-/// The node that owns `game`, by the owners' bucket.
-async fn owner(nats: &Nats, game: GameId) -> String {
-    let client = async_nats::connect(nats.url()).await.expect("NATS");
-    let js = async_nats::jetstream::new(client);
-    let kv = js
-        .get_key_value(server::cluster::BUCKET)
-        .await
-        .expect("the owners' bucket");
-    let entry = within("the game's owner", async {
-        loop {
-            if let Ok(Some(e)) = kv.entry(game.to_string()).await {
-                return e;
-            }
-            tokio::task::yield_now().await;
-        }
-    })
-    .await;
-    String::from_utf8_lossy(&entry.value).into_owned()
-}
-
 /// The players paired together, from their snapshots of the new game, as `(red, black)`.
 async fn paired(x: Client, y: Client) -> (Follower, Follower) {
     let x = Follower::await_snapshot(x).await;
@@ -96,12 +78,52 @@ async fn quick_match_pairs_players_on_two_other_nodes_and_they_play() {
     })
     .await;
     let (mut red, mut black) = paired(x, y).await;
-    // Run by exactly one node: the lobby's, through the ownership lease.
-    assert_eq!(owner(&nats, red.game).await, "a");
+    // Run by exactly one node, through the ownership lease: not the lobby's leader, but
+    // the red player's own node.
+    let reds = if red.client.name == "Xena" { "b" } else { "c" };
+    assert_eq!(owner(&nats, red.game).await, reds);
     let made = play_random(&mut red, &mut black, 7, 8).await;
     assert_eq!(made, 8, "eight moves across three nodes");
     assert_eq!(red.seq, black.seq);
     red.check_against_snapshot().await;
+}
+
+/// Two players of one node who are paired by the leader of another play on their own
+/// node: the game runs there, and not one of their moves crosses NATS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_between_two_players_of_one_node_runs_on_that_node() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [_a, b, _c] = three_nodes(&db, &nats).await;
+    let tap = async_nats::connect(nats.url()).await.expect("NATS");
+    let mut commands = tap.subscribe("tamsk.game.*.cmd").await.expect("subscribe");
+    tap.flush().await.expect("flush");
+    let mut x = Client::new_player_at(b.addr, "Xanthe").await;
+    let mut y = Client::new_player_at(b.addr, "Yasmin").await;
+    seek(&mut x, &blitz()).await;
+    y.send(&ClientMessage::Seek {
+        settings: blitz(),
+        rated: None,
+    })
+    .await;
+    let (mut red, mut black) = paired(x, y).await;
+    assert_eq!(
+        owner(&nats, red.game).await,
+        "b",
+        "run by the players' node"
+    );
+    assert_eq!(play_random(&mut red, &mut black, 21, 6).await, 6);
+    red.check_against_snapshot().await;
+    // A command sent to a game's owner over NATS would have reached NATS before the
+    // move's event came back; so before a marker the tap publishes now. The first
+    // command subject the tap sees is its own marker.
+    let marker = "tamsk.game.marker.cmd";
+    tap.publish(marker, "".into()).await.expect("publish");
+    let first = within("the marker", commands.next())
+        .await
+        .expect("a message");
+    assert_eq!(first.subject.as_str(), marker, "a command went over NATS");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -453,7 +475,12 @@ async fn a_private_game_is_watched_with_its_code_from_another_node() {
         .await;
     let (mut red, mut black) = paired(host, guest).await;
     let game = red.game;
-    assert_eq!(owner(&nats, game).await, "a", "run by the leader");
+    let reds = if red.client.name == "Hosta" { "b" } else { "c" };
+    assert_eq!(
+        owner(&nats, game).await,
+        reds,
+        "run by the red player's node"
+    );
 
     let mut spectator = Client::new_player_at(c.addr, "Specto").await;
     // Not by its id, and not with a code no game has.

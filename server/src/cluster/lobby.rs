@@ -32,9 +32,10 @@
 //!   go once on the stream for every remote client, not once per relay. A relay that
 //!   still follows games stays their proxy after its connection left the lobby, until
 //!   each game is told the connection closed (or its node died).
-//! - **Games a pairing creates** run on the leader (the hub starts them as on one node),
-//!   claimed at once through the ownership lease before the relay delivers their first
-//!   frame (so the remote player's first move finds the game's subject served).
+//! - **Games a pairing creates** are claimed at once through the ownership lease before
+//!   a relay delivers their first frame (so the remote player's first move finds the
+//!   game's subject served). They run on the red player's node (see `place`); on the
+//!   leader only when that player is the leader's own.
 //! - **Heartbeats.** Each node refreshes `node.<id>` in the same bucket; the leader drops
 //!   the connections of a node whose key expired (its seeks, challenges and online
 //!   players go). When the leader changes, every node announces its online players to
@@ -47,7 +48,10 @@
 //!   loop, at most two leases, before it is refused `lobby_unavailable`; a node that took
 //!   the lead meanwhile serves it itself ([`Outcome::Here`]).
 //! - **Lists of games** (`list_games`, the games in a `welcome`) are gathered from every
-//!   node (`tamsk.lobby.games`, one answer per live node, at most [`GATHER_WAIT`]).
+//!   node (`tamsk.lobby.games`, one answer per live node, at most [`GATHER_WAIT`]). The
+//!   live nodes are those whose heartbeat the last turn read, and (on the leader) any
+//!   node a lobby message came from since: a node that started since then is missed by
+//!   the others for at most a quarter of a lease.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -69,10 +73,12 @@ use super::Cluster;
 
 mod games;
 mod node;
+mod place;
 mod queue;
 mod serve;
 use crate::codec::Reply;
 use crate::peer::{Peer, PlayerRec, Seeker};
+pub use place::{SeatAt, StartHere, StartReq};
 
 /// The key-value bucket of the lobby's leader and of the nodes' heartbeats.
 pub const LOBBY_BUCKET: &str = "tamsk_lobby";
@@ -245,6 +251,10 @@ pub struct ClusterLobby {
     /// Node side: the leader key's value as last read (node id, space, epoch).
     leader: Mutex<Option<String>>,
     relays: DashMap<(String, u64), Relay>,
+    /// Leader side: the remote connection of each relay, by the relay's own conn id.
+    relay_keys: DashMap<u64, (String, u64)>,
+    /// Node side: the relays made for the seats of games placed here (see `place`).
+    placed: DashMap<(String, u64), u64>,
     local: DashMap<u64, Local>,
     /// The nodes with a live heartbeat as last read (this one included).
     nodes: Mutex<HashSet<String>>,
@@ -287,6 +297,9 @@ impl ClusterLobby {
         let requests = client.subscribe(at_subject(&cluster.node)).await?;
         let deliveries = client.subscribe(to_subject(&cluster.node)).await?;
         let games = client.subscribe(GAMES_SUBJECT).await?;
+        let starts = client
+            .subscribe(place::start_subject(&cluster.node))
+            .await?;
         let lobby = Arc::new(ClusterLobby {
             cluster,
             kv,
@@ -294,6 +307,8 @@ impl ClusterLobby {
             term: Mutex::new(None),
             leader: Mutex::new(None),
             relays: DashMap::new(),
+            relay_keys: DashMap::new(),
+            placed: DashMap::new(),
             local: DashMap::new(),
             nodes: Mutex::new(HashSet::new()),
             turns: tokio::sync::watch::Sender::new(0),
@@ -301,6 +316,7 @@ impl ClusterLobby {
         tokio::spawn(lobby.clone().serve(requests));
         tokio::spawn(lobby.clone().deliver(deliveries));
         tokio::spawn(lobby.clone().answer_games(games));
+        tokio::spawn(lobby.clone().serve_starts(starts));
         lobby.turn().await;
         tokio::spawn(lobby.clone().run());
         Ok(lobby)
@@ -379,6 +395,7 @@ impl ClusterLobby {
         } else {
             self.forget_relays();
         }
+        self.forget_placed();
         self.turns.send_modify(|n| *n = n.wrapping_add(1));
     }
 
@@ -393,6 +410,7 @@ impl ClusterLobby {
             .collect();
         for key in idle {
             if let Some((_, relay)) = self.relays.remove(&key) {
+                self.relay_keys.remove(&relay.peer.conn);
                 // A relay that still follows a game here stays its proxy (see `gone`).
                 let conn = relay.peer.conn;
                 if !self.cluster.follows_any(&key) {

@@ -7,6 +7,7 @@ use protocol::settings::Settings;
 use protocol::wire::{ChallengeId, GameId, LobbyMessage, PlayerRef, SeekId, SeekInfo, LIST_LIMIT};
 
 use crate::clock::unix_ms;
+use crate::cluster::lobby::StartReq;
 use crate::codec::encode_lobby;
 use crate::game;
 use crate::lobby::*;
@@ -50,12 +51,30 @@ impl Hub {
         };
         // v7: ids are unique across restarts and nodes, and sort by creation.
         let id = GameId::now_v7();
+        let seekers = [red, black];
         let options = game::Options {
             rated,
             code,
             ..Default::default()
         };
-        game::spawn(self.rooms.clone(), id, settings, [red, black], options);
+        // Several nodes: a game the leader pairs runs on a player's node (see
+        // `cluster::lobby::place`).
+        let placed = self.cluster_lobby.get().filter(|l| l.leading());
+        if let Some((lobby, (node, seats))) = placed.and_then(|l| Some((l, l.placement(&seekers)?)))
+        {
+            let req = StartReq {
+                game: id,
+                settings: settings.clone(),
+                rated,
+                code: options.code.clone(),
+                seats,
+            };
+            let rooms = self.rooms.clone();
+            let here = move || game::spawn(rooms, id, settings, seekers, options);
+            lobby.start_at(node, req, Box::new(here));
+            return id;
+        }
+        game::spawn(self.rooms.clone(), id, settings, seekers, options);
         id
     }
 

@@ -9,6 +9,7 @@ impl ClusterLobby {
         let Some((_, relay)) = self.relays.remove(&(node.to_string(), conn)) else {
             return;
         };
+        self.relay_keys.remove(&relay.peer.conn);
         // The relay stays the proxy of the games it still follows here: each lets go of
         // it on the `Closed` its node sends (or when its node is found dead).
         let key = (node.to_string(), conn);
@@ -36,6 +37,23 @@ impl ClusterLobby {
         if self.relays.len() >= MAX_RELAYS {
             return None;
         }
+        let peer = self.relay_peer(node, conn);
+        self.cluster.proxies.insert(key.clone(), peer.clone());
+        self.relay_keys.insert(peer.conn, key.clone());
+        self.relays.insert(
+            key,
+            Relay {
+                peer: peer.clone(),
+                player: player.clone(),
+                online: false,
+            },
+        );
+        Some(peer)
+    }
+
+    /// A peer whose frames go to connection `conn` of `node`, through that node's lobby
+    /// subject (see [`relay_out`]).
+    pub(super) fn relay_peer(&self, node: &str, conn: u64) -> Peer {
         let rooms = &self.cluster.rooms;
         let (tx, rx) = mpsc::channel(rooms.config.outbound_queue);
         let peer = Peer {
@@ -52,16 +70,7 @@ impl ClusterLobby {
             conn,
             rx,
         ));
-        self.cluster.proxies.insert(key.clone(), peer.clone());
-        self.relays.insert(
-            key,
-            Relay {
-                peer: peer.clone(),
-                player: player.clone(),
-                online: false,
-            },
-        );
-        Some(peer)
+        peer
     }
 
     /// Leader side: serves the lobby messages of the other nodes' clients, one at a time.
@@ -79,6 +88,14 @@ impl ClusterLobby {
     }
 
     async fn serve_one(&self, req: LobbyReq) -> Outcome {
+        // A node the heartbeats read last did not show yet (it just started): the lists
+        // gathered from every node wait for its answer from now on.
+        if !self.nodes.lock().expect("nodes lock").contains(&req.node) {
+            self.nodes
+                .lock()
+                .expect("nodes lock")
+                .insert(req.node.clone());
+        }
         if let LobbyOp::Gone = req.op {
             self.gone(&req.node, req.conn);
             return Outcome::Done;
