@@ -1,7 +1,7 @@
 //! Seeking, on one node or several of one cluster (issue 18's benchmark): the cluster's
 //! lobby is one for all nodes, so each player seeks on his own node and is paired with
-//! the other player of his slot wherever that one is; the lobby's leader runs the game,
-//! and the moves and events of the player on another node cross nodes.
+//! the other player of his slot wherever that one is; the red player's node runs the
+//! game, and the moves and events of the player on another node cross nodes.
 
 use super::*;
 use protocol::wire::Snapshot;
