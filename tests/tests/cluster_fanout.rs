@@ -498,3 +498,64 @@ async fn a_remote_player_who_leaves_is_away_in_the_game_the_leader_paired() {
     )
     .await;
 }
+
+/// A game started for a connection that closed before the game's first frame reached its
+/// node (a pairing that crossed the close): that node tells the game's owner, so the seat
+/// is away, instead of present for ever through a relay nobody reads. The start is sent
+/// by hand, as the lobby's leader sends it, with a connection node b does not have.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seat_whose_connection_closed_before_its_game_started_is_away() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let a = TestServer::start_with(node_config(&db, &nats, "a")).await;
+    let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
+    let red = Client::new_player(&a, "Stays").await;
+    let black = Client::new_player(&b, "Leaves").await;
+    let black_id = black.player_id.clone();
+    black.close().await;
+    let game = GameId::now_v7();
+    let seat = |node: &str, conn: u64, player: &str| server::cluster::lobby::SeatAt {
+        node: node.into(),
+        conn,
+        player: player.into(),
+        reply: None,
+        lag_ms: None,
+    };
+    let start = server::cluster::lobby::StartReq {
+        game,
+        settings: Settings::blitz(Level::One),
+        rated: None,
+        code: None,
+        // Red's connection is not a's either: a's game seats him away from the start.
+        seats: [
+            seat("a", u64::MAX, &red.player_id),
+            seat("b", u64::MAX, &black_id),
+        ],
+    };
+    let client = async_nats::connect(nats.url()).await.expect("NATS");
+    let answer = client
+        .request(
+            "tamsk.lobby.start.a",
+            serde_json::to_vec(&start).expect("json").into(),
+        )
+        .await
+        .expect("node a answers");
+    let answer: Result<(), String> = serde_json::from_slice(&answer.payload).expect("json");
+    assert_eq!(answer, Ok(()));
+    let mut watcher = watch(&a, game, "Sees").await;
+    if watcher.snapshot.black.connected {
+        watcher
+            .until_change("black away", |c| {
+                matches!(
+                    c,
+                    Change::Presence {
+                        player: Player::Black,
+                        connected: false,
+                        ..
+                    }
+                )
+            })
+            .await;
+    }
+}

@@ -129,6 +129,18 @@ impl Cluster {
         self.followers.remove(&conn);
     }
 
+    /// Client side: the owner of `game` seated this node's connection `conn` (a game
+    /// started by a pairing), which closed before the game's first frame got here, so this
+    /// node never follows the game for it and would never say it closed: the owner is told
+    /// now, and the seat is away (its player can come back, or his opponent claim).
+    pub(super) fn closed_before_seated(self: &Arc<Self>, game: GameId, conn: u64) {
+        let cluster = self.clone();
+        tokio::spawn(async move {
+            let cmd = cluster.remote_cmd(conn, Op::Closed);
+            let _ = cluster.request(game, &cmd, false).await;
+        });
+    }
+
     /// Client side: the commands of one local connection, in order, and what the owners
     /// send it.
     async fn follow(self: Arc<Self>, peer: Peer, mut rx: mpsc::Receiver<Queued>) {

@@ -14,6 +14,12 @@ impl ClusterLobby {
             let conn = u64::from_be_bytes(p[..8].try_into().expect("8 bytes"));
             let peer = {
                 let Some(mut local) = self.local.get_mut(&conn) else {
+                    let game = std::str::from_utf8(&p[9..])
+                        .ok()
+                        .and_then(|g| g.parse().ok());
+                    if let (FRAME_PAIRED, Some(game)) = (p[8], game) {
+                        self.cluster.closed_before_seated(game, conn);
+                    }
                     continue;
                 };
                 if p[8] == FRAME_PAIRED {
