@@ -571,6 +571,69 @@ async fn a_lobby_message_waiting_for_an_election_does_not_hold_up_a_move() {
     }
 }
 
+/// The list of live games waits for every node's answer (at most half a second for one
+/// that just died and whose heartbeat has not run out yet): meanwhile the connection's
+/// moves go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_of_games_waiting_for_a_dead_node_does_not_hold_up_a_move() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [_a, b, mut c] = three_nodes(&db, &nats).await;
+    let mut me = Client::new_player_at(b.addr, "Waits").await;
+    let mut seen = Client::new_player_at(c.addr, "Seen").await;
+    for p in [&mut me, &mut seen] {
+        p.send(&ClientMessage::PlayBot {
+            settings: blitz(),
+            level: None,
+            rated: None,
+        })
+        .await;
+    }
+    let me = Follower::await_snapshot(me).await;
+    let on_c = Follower::await_snapshot(seen).await.game;
+    let (game, mut me) = (me.game, me.client);
+    // Until b lists c's game: c answered b, and b waits for it from now on.
+    within("c's game listed on b", async {
+        loop {
+            me.send(&ClientMessage::ListGames).await;
+            if let ServerMessage::Games { games } = me.recv().await {
+                if games.iter().any(|g| g.game == on_c) {
+                    break;
+                }
+            }
+        }
+    })
+    .await;
+    c.kill();
+    unserved_subject(&nats, "tamsk.lobby.to.c".into()).await;
+    me.send(&ClientMessage::ListGames).await;
+    me.send(&ClientMessage::Act {
+        game,
+        action: Action::Resign,
+    })
+    .await;
+    let mut ended = false;
+    loop {
+        match within("the end, then the list", me.recv_any()).await {
+            Some(ServerFrame::Message(ServerMessage::Event(ev)))
+                if engine_events(&ev)
+                    .iter()
+                    .any(|e| matches!(e, protocol::game::Event::GameEnded { .. })) =>
+            {
+                ended = true
+            }
+            Some(ServerFrame::Message(ServerMessage::Games { games })) => {
+                assert!(ended, "the resignation waited for the list of games");
+                assert!(games.iter().all(|g| g.game != on_c), "c is dead: {games:?}");
+                break;
+            }
+            Some(_) => {}
+            None => panic!("the connection closed"),
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seek_made_before_a_leader_is_elected_waits_for_one() {
     let Some((nats, db)) = services().await else {

@@ -49,9 +49,10 @@
 //!   the lead meanwhile serves it itself ([`Outcome::Here`]).
 //! - **Lists of games** (`list_games`, the games in a `welcome`) are gathered from every
 //!   node (`tamsk.lobby.games`, one answer per live node, at most [`GATHER_WAIT`]). The
-//!   live nodes are those whose heartbeat the last turn read, and (on the leader) any
-//!   node a lobby message came from since: a node that started since then is missed by
-//!   the others for at most a quarter of a lease.
+//!   live nodes are those whose heartbeat the last turn read, any node that answered a
+//!   list since, and (on the leader) any node a lobby message came from since: a node
+//!   that started since then is missed by the others for at most a quarter of a lease.
+//!   A connection's `list_games` waits in its lobby queue, not in its message loop.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -125,6 +126,10 @@ pub enum LobbyOp {
     },
     ListSeeks,
     ListPlayers,
+    /// The live games of every node: gathered by the asking node itself (in the
+    /// connection's lobby queue, so the wait does not hold up its moves), never sent to
+    /// the leader.
+    ListGames,
     AcceptSeek {
         seek: SeekId,
     },
@@ -281,18 +286,7 @@ impl ClusterLobby {
         host: Arc<dyn LobbyHost>,
     ) -> anyhow::Result<Arc<ClusterLobby>> {
         let js = async_nats::jetstream::new(cluster.client.clone());
-        let kv = match js.get_key_value(LOBBY_BUCKET).await {
-            Ok(kv) => kv,
-            Err(_) => js
-                .create_key_value(kv::Config {
-                    bucket: LOBBY_BUCKET.into(),
-                    history: 1,
-                    max_age: cluster.lease,
-                    ..Default::default()
-                })
-                .await
-                .map_err(|e| anyhow::anyhow!("JetStream key-value bucket {LOBBY_BUCKET}: {e}"))?,
-        };
+        let kv = super::nodes::open_bucket(&js, LOBBY_BUCKET, cluster.lease).await?;
         let client = &cluster.client;
         let requests = client.subscribe(at_subject(&cluster.node)).await?;
         let deliveries = client.subscribe(to_subject(&cluster.node)).await?;

@@ -258,18 +258,7 @@ impl Cluster {
             .await
             .map_err(|e| anyhow::anyhow!("NATS at {nats_url}: {e}"))?;
         let js = async_nats::jetstream::new(client.clone());
-        let kv = match js.get_key_value(BUCKET).await {
-            Ok(kv) => kv,
-            Err(_) => js
-                .create_key_value(kv::Config {
-                    bucket: BUCKET.into(),
-                    history: 1,
-                    max_age: lease,
-                    ..Default::default()
-                })
-                .await
-                .map_err(|e| anyhow::anyhow!("JetStream key-value bucket {BUCKET}: {e}"))?,
-        };
+        let kv = nodes::open_bucket(&js, BUCKET, lease).await?;
         let nodes = nodes::bucket(&js, lease).await?;
         let relay = fanout::OwnerRelay::start(client.clone());
         // The games hand it what they publish once for the other nodes.

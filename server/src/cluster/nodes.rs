@@ -65,17 +65,34 @@ pub const NODES_BUCKET: &str = "tamsk_nodes";
 
 /// Opens (or creates) the nodes' bucket, whose keys live a lease.
 pub(super) async fn bucket(js: &jetstream::Context, lease: Duration) -> anyhow::Result<kv::Store> {
-    match js.get_key_value(NODES_BUCKET).await {
+    open_bucket(js, NODES_BUCKET, lease).await
+}
+
+/// Opens the key-value bucket `name` (history 1, keys expiring after `max_age`), creating
+/// it if missing. Nodes started together may both find it missing: the one whose
+/// creation fails opens the other's.
+pub(super) async fn open_bucket(
+    js: &jetstream::Context,
+    name: &str,
+    max_age: Duration,
+) -> anyhow::Result<kv::Store> {
+    if let Ok(kv) = js.get_key_value(name).await {
+        return Ok(kv);
+    }
+    let created = js
+        .create_key_value(kv::Config {
+            bucket: name.into(),
+            history: 1,
+            max_age,
+            ..Default::default()
+        })
+        .await;
+    match created {
         Ok(kv) => Ok(kv),
-        Err(_) => js
-            .create_key_value(kv::Config {
-                bucket: NODES_BUCKET.into(),
-                history: 1,
-                max_age: lease,
-                ..Default::default()
-            })
+        Err(e) => js
+            .get_key_value(name)
             .await
-            .map_err(|e| anyhow::anyhow!("JetStream key-value bucket {NODES_BUCKET}: {e}")),
+            .map_err(|_| anyhow::anyhow!("JetStream key-value bucket {name}: {e}")),
     }
 }
 

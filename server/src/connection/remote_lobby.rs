@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use protocol::wire::{ClientMessage, ServerMessage};
+use protocol::wire::ClientMessage;
 
 use crate::cluster::lobby::LobbyOp;
 use crate::peer::PlayerRec;
@@ -23,8 +23,8 @@ impl Conn {
             return false;
         };
         if let ClientMessage::ListGames = msg {
-            let games = lobby.summaries().await;
-            self.send(&ServerMessage::Games { games });
+            // Gathered from every node (at most `GATHER_WAIT`), in the lobby's queue.
+            lobby.submit(self.reply_peer(), me.clone(), LobbyOp::ListGames);
             return true;
         }
         if !lobby.remote() {

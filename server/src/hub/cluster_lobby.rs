@@ -49,6 +49,7 @@ impl LobbyHost for HubLobby {
             op,
             LobbyOp::Online
                 | LobbyOp::Gone
+                | LobbyOp::ListGames
                 | LobbyOp::CancelSeek { .. }
                 | LobbyOp::DeclineChallenge { .. }
                 | LobbyOp::CancelChallenge { .. }
@@ -96,6 +97,7 @@ impl LobbyHost for HubLobby {
             }
             LobbyOp::ListSeeks => self.lobby_list(false),
             LobbyOp::ListPlayers => self.lobby_list(true),
+            LobbyOp::ListGames => Outcome::Unavailable("each node lists the games itself".into()),
             LobbyOp::AcceptSeek { seek } => started(&peer, hub.accept_seek(seek, seeker)),
             LobbyOp::Host { settings } => {
                 let code = hub.host(settings.clone(), seeker);

@@ -47,6 +47,13 @@ impl ClusterLobby {
                     if let Ok(a) = serde_json::from_slice::<GamesAnswer>(&msg.payload) {
                         let (GamesAnswer::Listed(node, _) | GamesAnswer::Of(node, _)) = &a;
                         waiting.remove(node);
+                        // A node that answered is alive, if the heartbeats read last did
+                        // not show it yet: the next list waits for it.
+                        let mut nodes = self.nodes.lock().expect("nodes lock");
+                        if !nodes.contains(node) {
+                            nodes.insert(node.clone());
+                        }
+                        drop(nodes);
                         answers.push(a);
                     }
                 }

@@ -81,6 +81,11 @@ impl ClusterLobby {
             moved,
         }) = rx.recv().await
         {
+            if let LobbyOp::ListGames = op {
+                let games = self.summaries().await;
+                peer.send_msg(&ServerMessage::Games { games });
+                continue;
+            }
             // Sent by the node for the client, not by the client: nothing to answer.
             let quiet = matches!(op, LobbyOp::Gone | LobbyOp::CancelSeek { quiet: true });
             let outcome = match self.ask(&peer, player.as_ref(), op.clone()).await {
