@@ -109,3 +109,35 @@ pub struct Change {
     pub after: Rated,
     pub at_ms: u64,
 }
+/// A finished rated game, as the ratings need it.
+#[derive(Clone, Debug)]
+pub struct RatedGame {
+    pub game: protocol::wire::GameId,
+    pub tc: TimeControl,
+    /// `[red, black]`.
+    pub players: [String; 2],
+    /// Red's score: 1, 0.5 or 0.
+    pub score: f64,
+    pub at_ms: u64,
+}
+
+/// The two changes (red's, then black's) `game` makes to the ratings it starts from.
+pub fn changes(game: &RatedGame, before: [Rated; 2]) -> [Change; 2] {
+    let (r, b) = update(&before[0], &before[1], game.score);
+    let [red, black] = &game.players;
+    let change = |player: &String, opponent: &String, score: f64, before: &Rated, after| Change {
+        game_id: game.game,
+        game: game.game.to_string(),
+        player_id: player.clone(),
+        opponent_id: opponent.clone(),
+        tc: game.tc,
+        score,
+        before: before.glicko,
+        after,
+        at_ms: game.at_ms,
+    };
+    [
+        change(red, black, game.score, &before[0], r),
+        change(black, red, 1.0 - game.score, &before[1], b),
+    ]
+}

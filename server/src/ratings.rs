@@ -9,9 +9,10 @@
 //! as a player), that the players asked to be rated (the default for named controls) and
 //! that finished: aborted games change nothing.
 //!
-//! The ratings task consumes [`GameOver`] events: it updates the players' ratings in
-//! memory (each [`PlayerRec`] holds his, shared by every seat of his) and stores them
-//! with one history row per player and game (`ratings`, `rating_changes`).
+//! The ratings task consumes [`GameOver`] events: it updates the players' ratings in the
+//! database, from those stored there, and in memory (each [`PlayerRec`] holds his,
+//! shared by every seat of his), with one history row per player and game (`ratings`,
+//! `rating_changes`).
 
 use std::sync::Arc;
 
@@ -24,7 +25,7 @@ pub use crate::glicko::*;
 use crate::peer::PlayerRec;
 use crate::store::Store;
 
-/// Events handled in one database transaction.
+/// Events taken from the queue at once.
 const BATCH: usize = 256;
 
 /// What `tc` shows beside `player`'s name.
@@ -43,68 +44,60 @@ pub fn is_rated(
     asked.unwrap_or(true) && control.is_some() && players[0].id != players[1].id
 }
 
-/// Applies a game-over event to its players' ratings in memory; the changes to store.
-/// Games that are not rated, or aborted, change nothing.
-pub fn apply(event: &GameOver) -> Vec<Change> {
+/// The game of `event` if it moves ratings: rated, finished (not aborted), between two
+/// different players.
+pub fn rated_game(event: &GameOver) -> Option<RatedGame> {
     let (Some(tc), true) = (event.control, event.rated) else {
-        return Vec::new();
+        return None;
     };
     if matches!(event.ending, Ending::Aborted { .. }) || event.players[0].id == event.players[1].id
     {
-        return Vec::new();
+        return None;
     }
-    let Some(score) = event.score(Player::Red) else {
+    Some(RatedGame {
+        game: event.game,
+        tc,
+        players: [event.players[0].id.clone(), event.players[1].id.clone()],
+        score: event.score(Player::Red)?,
+        at_ms: event.ended_ms,
+    })
+}
+
+/// Applies a game-over event to its players' ratings in memory, from the ratings they
+/// hold there; the changes to store. Games that are not rated, or aborted, change nothing.
+/// (With a database, the ratings task starts from the stored ratings instead: see
+/// [`spawn`].)
+pub fn apply(event: &GameOver) -> Vec<Change> {
+    let Some(game) = rated_game(event) else {
         return Vec::new();
     };
     let [red, black] = &event.players;
     let before = [
-        red.ratings.lock().expect("ratings lock").get(tc),
-        black.ratings.lock().expect("ratings lock").get(tc),
+        red.ratings.lock().expect("ratings lock").get(game.tc),
+        black.ratings.lock().expect("ratings lock").get(game.tc),
     ];
-    let (r, b) = update(&before[0], &before[1], score);
-    red.ratings
-        .lock()
-        .expect("ratings lock")
-        .by_tc
-        .insert(tc, r);
-    black
-        .ratings
-        .lock()
-        .expect("ratings lock")
-        .by_tc
-        .insert(tc, b);
-    let game = event.game.to_string();
-    vec![
-        Change {
-            game_id: event.game,
-            game: game.clone(),
-            player_id: red.id.clone(),
-            opponent_id: black.id.clone(),
-            tc,
-            score,
-            before: before[0].glicko,
-            after: r,
-            at_ms: event.ended_ms,
-        },
-        Change {
-            game_id: event.game,
-            game,
-            player_id: black.id.clone(),
-            opponent_id: red.id.clone(),
-            tc,
-            score: 1.0 - score,
-            before: before[1].glicko,
-            after: b,
-            at_ms: event.ended_ms,
-        },
-    ]
+    let changes = changes(&game, before);
+    remember(&event.players, &changes);
+    changes.into()
 }
 
-/// The ratings task: applies every game-over event in order and stores the changes, a
-/// batch per transaction; then tells each player (`rating_changed`). Holding the events
-/// (and so the players) until they are stored keeps a player's ratings in memory until
-/// the database has them. Ends when the events close. `tell` delivers a message to a
-/// player's connections, wherever they are.
+/// Sets the players' ratings in memory to those the changes lead to.
+fn remember(players: &[Arc<PlayerRec>; 2], changes: &[Change]) {
+    for c in changes {
+        if let Some(p) = players.iter().find(|p| p.id == c.player_id) {
+            let mut ratings = p.ratings.lock().expect("ratings lock");
+            ratings.by_tc.insert(c.tc, c.after);
+        }
+    }
+}
+
+/// The ratings task: applies every game-over event in order and stores the changes, then
+/// tells each player (`rating_changed`). With a database, each game's changes start from
+/// the ratings stored there, read and written in one transaction that holds the two
+/// players' rows (several nodes end games of the same player: a node's memory may be
+/// behind), and the players' ratings in memory are set to the results; a game already
+/// stored (ended again after a takeover) changes nothing. Without one, they start from
+/// memory. `tell` delivers a message to a player's connections, wherever they are.
 pub fn spawn(
     store: Store,
     tell: impl Fn(&str, &protocol::wire::LobbyMessage) + Send + 'static,
@@ -113,11 +106,21 @@ pub fn spawn(
     tokio::spawn(async move {
         let mut batch = Vec::with_capacity(BATCH);
         while rx.recv_many(&mut batch, BATCH).await > 0 {
-            let changes: Vec<Change> = batch.iter().flat_map(|e| apply(e)).collect();
-            if !changes.is_empty() {
-                if let Err(e) = store.write_rating_changes(&changes).await {
-                    tracing::error!(error = %e, "storing rating changes failed");
-                }
+            for event in batch.drain(..) {
+                let Some(game) = rated_game(&event) else {
+                    continue;
+                };
+                let changes = match store.apply_rated(&game).await {
+                    Ok(Some(changes)) => {
+                        remember(&event.players, &changes);
+                        changes
+                    }
+                    Ok(None) => apply(&event),
+                    Err(e) => {
+                        tracing::error!(game = %game.game, error = %e, "storing rating changes failed");
+                        continue;
+                    }
+                };
                 for c in &changes {
                     tell(
                         &c.player_id,
@@ -130,7 +133,6 @@ pub fn spawn(
                     );
                 }
             }
-            batch.clear();
         }
     })
 }

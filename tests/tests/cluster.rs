@@ -5,8 +5,9 @@
 use std::time::{Duration, Instant};
 
 use protocol::game::{Action, Event};
+use protocol::rating::{ShownRating, TimeControl};
 use protocol::settings::{Level, Settings};
-use protocol::wire::{ClientMessage, RequestId, ServerMessage};
+use protocol::wire::{ClientMessage, LobbyMessage, RequestId, ServerFrame, ServerMessage};
 use server::Config;
 use tamsk_tests::cluster::*;
 use tamsk_tests::*;
@@ -310,4 +311,58 @@ async fn a_remote_action_is_answered_only_when_refused() {
     let (code, about, id) = refused(&mut remote.client, game, Action::Flip, 8).await;
     assert_eq!(code, "unknown_game");
     assert_eq!((about, id), (Some(game), Some(RequestId::Int(8))));
+}
+
+/// A player's rated games on two nodes: each node keeps his ratings in memory from when he
+/// first came, but the second game's change starts from the rating the first one left in
+/// the database, not from what its node remembered (which would undo the first).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rated_game_starts_from_the_stored_rating_whichever_node_runs_it() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let a = Node::start(node_config(&db, &nats, "a"));
+    Client::new_player_at(a.addr, "FirstQ").await;
+    let b = Node::start(node_config(&db, &nats, "b"));
+    let on_a = Client::new_player_at(a.addr, "Rated").await;
+    // The same player on b, which reads his ratings now, before either game.
+    let (on_b, _) = Client::returning_at(b.addr, &on_a.token).await;
+    let (first_before, first_after) = resigned_rated_bot_game(on_a).await;
+    let (second_before, second_after) = resigned_rated_bot_game(on_b).await;
+    assert_ne!(first_before, first_after, "the first game moved his rating");
+    assert_eq!(
+        second_before, first_after,
+        "the second starts where the first ended"
+    );
+    assert!(second_after.rating < second_before.rating, "a loss");
+}
+
+/// Plays a rated game against the computer on the client's node and resigns it: the
+/// rating change the player is told, `(before, after)`.
+async fn resigned_rated_bot_game(mut c: Client) -> (ShownRating, ShownRating) {
+    c.send(&ClientMessage::PlayBot {
+        settings: TimeControl::Rapid.settings(Level::Three),
+        level: None,
+        rated: Some(true),
+    })
+    .await;
+    let mut f = Follower::await_snapshot(c).await;
+    assert!(f.snapshot.rated);
+    let game = f.game;
+    f.act(Action::Resign).await;
+    within("the rating change", async {
+        loop {
+            match f.client.recv_any().await {
+                Some(ServerFrame::Lobby(LobbyMessage::RatingChanged {
+                    game: changed,
+                    before,
+                    after,
+                    ..
+                })) if changed == game => return (before, after),
+                Some(_) => continue,
+                None => panic!("closed before the rating change"),
+            }
+        }
+    })
+    .await
 }

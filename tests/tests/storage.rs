@@ -418,3 +418,73 @@ async fn stale_owner_fenced(db: TestDb) {
     assert!(db.stored_game_row(id).await.is_some());
     assert_eq!(store.fence_game(id).await.unwrap(), None, "no longer live");
 }
+
+backend_tests!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    a_rated_game_moves_the_stored_ratings_once,
+    a_rated_game_moves_the_stored_ratings_once_on_postgres
+        => rated_once
+);
+
+/// A rated game is applied to the stored ratings (from those stored: a player's first
+/// game from a fresh rating, his next from where the first left him) and only once, should
+/// its end be told again (a game ended again after a takeover).
+async fn rated_once(db: TestDb) {
+    use protocol::rating::TimeControl;
+    use server::glicko::{Rated, RatedGame};
+    use server::store::{Location, Store};
+    let (store, _) = Store::open_at(&Location::of(&db.config()), true)
+        .await
+        .unwrap();
+    let game = |red: &str, black: &str| RatedGame {
+        game: protocol::wire::GameId::now_v7(),
+        tc: TimeControl::Rapid,
+        players: [red.into(), black.into()],
+        score: 1.0,
+        at_ms: 1,
+    };
+    let first = game("ann", "bob");
+    let changes = store
+        .apply_rated(&first)
+        .await
+        .unwrap()
+        .expect("a database");
+    assert_eq!(changes.len(), 2);
+    assert_eq!(changes[0].before, Rated::default().glicko, "a fresh rating");
+    let ann = store
+        .ratings_of("ann")
+        .await
+        .unwrap()
+        .get(TimeControl::Rapid);
+    assert_eq!(ann, changes[0].after);
+    assert_eq!(ann.wins, 1);
+    // Told again: nothing changes.
+    let again = store
+        .apply_rated(&first)
+        .await
+        .unwrap()
+        .expect("a database");
+    assert!(again.is_empty(), "{again:?}");
+    assert_eq!(
+        store
+            .ratings_of("ann")
+            .await
+            .unwrap()
+            .get(TimeControl::Rapid),
+        ann
+    );
+    // Ann's next game starts where the first left her.
+    let second = store
+        .apply_rated(&game("cid", "ann"))
+        .await
+        .unwrap()
+        .expect("a database");
+    assert_eq!(second[1].player_id, "ann");
+    assert_eq!(second[1].before, ann.glicko);
+    let ann = store
+        .ratings_of("ann")
+        .await
+        .unwrap()
+        .get(TimeControl::Rapid);
+    assert_eq!((ann.wins, ann.losses, ann.games), (1, 1, 2));
+}

@@ -4,7 +4,7 @@
 use protocol::api::{ControlStanding, Leaderboard, LeaderboardRow, PlayerProfile};
 use protocol::rating::TimeControl;
 
-use crate::glicko::{Change, PlayerRatings, Rated};
+use crate::glicko::{Change, PlayerRatings, Rated, RatedGame};
 use crate::store::Store;
 
 fn standing(tc: TimeControl, r: &Rated) -> ControlStanding {
@@ -29,10 +29,12 @@ impl Store {
         Ok(out)
     }
 
-    /// Stores rating changes (and the ratings they lead to) in one transaction.
-    pub async fn write_rating_changes(&self, changes: &[Change]) -> anyhow::Result<()> {
-        on_db!(&self.db, Ok(()), |sql, pool| {
-            sql::ratings::write_rating_changes(pool, changes).await
+    /// Applies a rated game to the stored ratings (see `sql::ratings::apply_rated`): the
+    /// changes, from the ratings stored before it; empty if it was applied already;
+    /// `None` without a database.
+    pub async fn apply_rated(&self, game: &RatedGame) -> anyhow::Result<Option<Vec<Change>>> {
+        on_db!(&self.db, Ok(None), |sql, pool| {
+            sql::ratings::apply_rated(pool, game).await.map(Some)
         })
     }
 

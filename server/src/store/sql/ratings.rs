@@ -3,10 +3,10 @@
 use protocol::api::{RatingChange, HISTORY_LIMIT, LEADERBOARD_LIMIT};
 use protocol::rating::{ShownRating, TimeControl};
 use skillratings::glicko2::Glicko2Rating;
-use sqlx::{Pool, Row};
+use sqlx::{Pool, Row, Transaction};
 
 use super::{ms, DbRow, DB};
-use crate::glicko::{Change, Rated};
+use crate::glicko::{Change, Rated, RatedGame};
 
 fn rated_of(r: &DbRow) -> Rated {
     Rated {
@@ -45,52 +45,109 @@ pub async fn ratings_of(
         .collect())
 }
 
-/// Stores rating changes (and the ratings they lead to) in one transaction.
-pub async fn write_rating_changes(pool: &Pool<DB>, changes: &[Change]) -> anyhow::Result<()> {
+/// Applies a rated game to the stored ratings in one transaction: the two players' rows
+/// are created if missing, then read and held (`FOR UPDATE` in PostgreSQL, in player id
+/// order so that two games ending at once on two nodes cannot deadlock; SQLite's writer
+/// lock holds the file), and written with their history rows. A game already applied
+/// changes nothing (empty).
+pub async fn apply_rated(pool: &Pool<DB>, game: &RatedGame) -> anyhow::Result<Vec<Change>> {
     let mut tx = pool.begin().await?;
-    for c in changes {
-        let a = &c.after;
+    let done = sqlx::query("SELECT 1 FROM rating_changes WHERE game_id = $1 LIMIT 1")
+        .bind(game.game.to_string())
+        .fetch_optional(&mut *tx)
+        .await?;
+    if done.is_some() {
+        return Ok(Vec::new());
+    }
+    let mut ids = game.players.clone();
+    ids.sort();
+    let fresh = Rated::default();
+    for id in &ids {
         sqlx::query(
             "INSERT INTO ratings (player_id, tc, rating, deviation, volatility, games, wins, \
-             losses, draws, updated_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-             ON CONFLICT (player_id, tc) DO UPDATE SET rating = excluded.rating, \
-             deviation = excluded.deviation, volatility = excluded.volatility, \
-             games = excluded.games, wins = excluded.wins, losses = excluded.losses, \
-             draws = excluded.draws, updated_ms = excluded.updated_ms",
+             losses, draws, updated_ms) VALUES ($1, $2, $3, $4, $5, 0, 0, 0, 0, $6) \
+             ON CONFLICT (player_id, tc) DO NOTHING",
         )
-        .bind(&c.player_id)
-        .bind(c.tc.name())
-        .bind(a.glicko.rating)
-        .bind(a.glicko.deviation)
-        .bind(a.glicko.volatility)
-        .bind(a.games as i64)
-        .bind(a.wins as i64)
-        .bind(a.losses as i64)
-        .bind(a.draws as i64)
-        .bind(ms(c.at_ms))
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query(
-            "INSERT INTO rating_changes (game_id, player_id, opponent_id, tc, score, \
-             rating_before, deviation_before, rating_after, deviation_after, \
-             volatility_after, at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
-             ON CONFLICT (game_id, player_id) DO NOTHING",
-        )
-        .bind(&c.game)
-        .bind(&c.player_id)
-        .bind(&c.opponent_id)
-        .bind(c.tc.name())
-        .bind(c.score)
-        .bind(c.before.rating)
-        .bind(c.before.deviation)
-        .bind(a.glicko.rating)
-        .bind(a.glicko.deviation)
-        .bind(a.glicko.volatility)
-        .bind(ms(c.at_ms))
+        .bind(id)
+        .bind(game.tc.name())
+        .bind(fresh.glicko.rating)
+        .bind(fresh.glicko.deviation)
+        .bind(fresh.glicko.volatility)
+        .bind(ms(game.at_ms))
         .execute(&mut *tx)
         .await?;
     }
+    let lock = if <DB as sqlx::Database>::NAME == "PostgreSQL" {
+        " FOR UPDATE"
+    } else {
+        ""
+    };
+    let rows = sqlx::query(&format!(
+        "SELECT player_id, rating, deviation, volatility, games, wins, losses, draws \
+         FROM ratings WHERE tc = $1 AND player_id IN ($2, $3) ORDER BY player_id{lock}"
+    ))
+    .bind(game.tc.name())
+    .bind(&ids[0])
+    .bind(&ids[1])
+    .fetch_all(&mut *tx)
+    .await?;
+    let stored = |id: &String| {
+        rows.iter()
+            .find(|r| &r.get::<String, _>("player_id") == id)
+            .map(rated_of)
+            .unwrap_or_default()
+    };
+    let before = [stored(&game.players[0]), stored(&game.players[1])];
+    let changes = crate::glicko::changes(game, before);
+    for c in &changes {
+        write_change(&mut tx, c).await?;
+    }
     tx.commit().await?;
+    Ok(changes.into())
+}
+
+/// Writes a rating change: the rating it leads to, and its history row.
+async fn write_change(tx: &mut Transaction<'_, DB>, c: &Change) -> anyhow::Result<()> {
+    let a = &c.after;
+    sqlx::query(
+        "INSERT INTO ratings (player_id, tc, rating, deviation, volatility, games, wins, \
+         losses, draws, updated_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+         ON CONFLICT (player_id, tc) DO UPDATE SET rating = excluded.rating, \
+         deviation = excluded.deviation, volatility = excluded.volatility, \
+         games = excluded.games, wins = excluded.wins, losses = excluded.losses, \
+         draws = excluded.draws, updated_ms = excluded.updated_ms",
+    )
+    .bind(&c.player_id)
+    .bind(c.tc.name())
+    .bind(a.glicko.rating)
+    .bind(a.glicko.deviation)
+    .bind(a.glicko.volatility)
+    .bind(a.games as i64)
+    .bind(a.wins as i64)
+    .bind(a.losses as i64)
+    .bind(a.draws as i64)
+    .bind(ms(c.at_ms))
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO rating_changes (game_id, player_id, opponent_id, tc, score, \
+         rating_before, deviation_before, rating_after, deviation_after, \
+         volatility_after, at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+         ON CONFLICT (game_id, player_id) DO NOTHING",
+    )
+    .bind(&c.game)
+    .bind(&c.player_id)
+    .bind(&c.opponent_id)
+    .bind(c.tc.name())
+    .bind(c.score)
+    .bind(c.before.rating)
+    .bind(c.before.deviation)
+    .bind(a.glicko.rating)
+    .bind(a.glicko.deviation)
+    .bind(a.glicko.volatility)
+    .bind(ms(c.at_ms))
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 
