@@ -109,7 +109,10 @@ pub async fn try_run_with(
     };
     let ratings_task = ratings::spawn(store.clone(), tell, hub.events.subscribe());
     hub::spawn_sweeper(&hub);
-    hub.tournaments.resume(&hub).await?;
+    // Several nodes: the lobby's leader runs the tournaments, taken up when it leads.
+    if clustered.is_none() {
+        hub.tournaments.resume(&hub).await?;
+    }
     let tournament_task = hub::tournament::spawn_runner(&hub);
     let shutdown_hub = hub.clone();
     if let Ok(addr) = listener.local_addr() {

@@ -42,7 +42,7 @@ pub struct Entrant {
 }
 
 /// The result of one pairing: each side's points.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GameResult {
     pub red: f64,
     pub black: f64,

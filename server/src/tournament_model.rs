@@ -8,6 +8,34 @@ use protocol::wire::GameId;
 
 use crate::swiss::{self, Entrant, GameResult, Round};
 
+/// What `tournament_create` asks for.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct CreateRequest {
+    pub rounds: u32,
+    pub tc: TimeControl,
+    pub rated: bool,
+    pub starts_in_ms: Option<u64>,
+    pub settings: Option<Settings>,
+}
+
+/// The result of a tournament's game, as its runner records it (and as a node tells the
+/// lobby's leader, which runs the tournaments, when the game ran elsewhere).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct TournamentResult {
+    pub tournament: String,
+    pub round: u32,
+    pub game: GameId,
+    pub result: GameResult,
+}
+
+/// A player's tournament message (served by the lobby's leader, with several nodes).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub enum TournamentOp {
+    Create(CreateRequest),
+    Join(String),
+    Withdraw(String),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TState {
     Upcoming,

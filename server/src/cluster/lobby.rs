@@ -126,6 +126,8 @@ pub enum LobbyOp {
     },
     ListSeeks,
     ListPlayers,
+    /// A tournament message: tournaments are run by the leader (see `hub::tournament`).
+    Tournament(crate::tournament_model::TournamentOp),
     /// The live games of every node: gathered by the asking node itself (in the
     /// connection's lobby queue, so the wait does not hold up its moves), never sent to
     /// the leader.
@@ -195,6 +197,9 @@ pub trait LobbyHost: Send + Sync {
     /// are told `seek_cancelled`; the relays' connections leave the lobby silently (their
     /// nodes tell them).
     fn lobby_reset(&self, relays: Vec<(Arc<PlayerRec>, u64)>);
+    /// This node leads now: it takes up what the leader runs (the tournaments, from the
+    /// database).
+    fn lobby_led(&self);
 }
 
 /// A remote connection as the leader holds it.
@@ -435,6 +440,7 @@ impl ClusterLobby {
         if let Some(revision) = created {
             tracing::info!(node = %self.cluster.node, "leads the lobby");
             self.extend(revision, sent);
+            self.host.lobby_led();
             self.changed_leader(Some(value));
         }
     }

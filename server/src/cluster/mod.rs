@@ -80,6 +80,7 @@ mod codes;
 mod fanout;
 mod follow;
 mod owner;
+mod results;
 
 /// Commands of one local connection waiting for the owners of remote games: its rate
 /// limit keeps it far below this; a client that fills it anyway is cut off.

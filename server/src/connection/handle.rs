@@ -7,6 +7,7 @@ use protocol::wire::{ClientMessage, GameId, LobbyMessage, ServerMessage, LIST_LI
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::hub::tournament::TournamentOp;
 use crate::lobby::{game_code, Refusal, SeekResult};
 use crate::peer::{PlayerRec, Seeker};
 use crate::rooms::GameCmd;
@@ -173,7 +174,6 @@ impl Conn {
                 if self.new_game_seeker(me.clone(), false).is_none() {
                     return;
                 }
-                let me = me.expect("checked");
                 let request = crate::hub::tournament::CreateRequest {
                     rounds,
                     tc,
@@ -181,48 +181,14 @@ impl Conn {
                     starts_in_ms,
                     settings,
                 };
-                match self.hub.tournaments.create(&self.hub, &me, request).await {
-                    Ok((tournament, starts_ms)) => {
-                        self.reply_peer()
-                            .send_lobby(&LobbyMessage::TournamentCreated {
-                                tournament,
-                                starts_ms,
-                            })
-                    }
-                    Err(refusal) => {
-                        self.refuse(refusal);
-                        false
-                    }
-                };
+                self.tournament(me, TournamentOp::Create(request)).await;
             }
             ClientMessage::TournamentJoin { tournament } => {
-                let me = me.expect("checked");
-                match self.hub.tournaments.join(&self.hub, &me, &tournament).await {
-                    Ok(()) => self
-                        .reply_peer()
-                        .send_lobby(&LobbyMessage::TournamentJoined { tournament }),
-                    Err(refusal) => {
-                        self.refuse(refusal);
-                        false
-                    }
-                };
+                self.tournament(me, TournamentOp::Join(tournament)).await;
             }
             ClientMessage::TournamentWithdraw { tournament } => {
-                let me = me.expect("checked");
-                match self
-                    .hub
-                    .tournaments
-                    .withdraw(&self.hub, &me, &tournament)
-                    .await
-                {
-                    Ok(()) => self
-                        .reply_peer()
-                        .send_lobby(&LobbyMessage::TournamentWithdrawn { tournament }),
-                    Err(refusal) => {
-                        self.refuse(refusal);
-                        false
-                    }
-                };
+                self.tournament(me, TournamentOp::Withdraw(tournament))
+                    .await;
             }
             ClientMessage::DeclineChallenge { challenge } => {
                 let me = me.expect("checked");
@@ -376,6 +342,17 @@ impl Conn {
             );
         }
         busy
+    }
+
+    /// A tournament message, served by this node's hub.
+    async fn tournament(&self, me: Option<Arc<PlayerRec>>, op: TournamentOp) {
+        let me = me.expect("checked");
+        match self.hub.tournaments.serve(&self.hub, &me, op).await {
+            Ok(answer) => {
+                self.reply_peer().send_lobby(&answer);
+            }
+            Err(refusal) => self.refuse(refusal),
+        }
     }
 
     fn refuse(&self, (code, message): Refusal) {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use protocol::wire::ClientMessage;
 
 use crate::cluster::lobby::LobbyOp;
+use crate::hub::tournament::TournamentOp;
 use crate::peer::PlayerRec;
 
 use super::*;
@@ -60,6 +61,29 @@ impl Conn {
             ClientMessage::CancelChallenge { challenge } => {
                 (LobbyOp::CancelChallenge { challenge }, false)
             }
+            ClientMessage::TournamentCreate {
+                rounds,
+                tc,
+                rated,
+                starts_in_ms,
+                settings,
+            } => {
+                let request = crate::hub::tournament::CreateRequest {
+                    rounds,
+                    tc,
+                    rated,
+                    starts_in_ms,
+                    settings,
+                };
+                (LobbyOp::Tournament(TournamentOp::Create(request)), true)
+            }
+            ClientMessage::TournamentJoin { tournament } => {
+                (LobbyOp::Tournament(TournamentOp::Join(tournament)), false)
+            }
+            ClientMessage::TournamentWithdraw { tournament } => (
+                LobbyOp::Tournament(TournamentOp::Withdraw(tournament)),
+                false,
+            ),
             ClientMessage::PlayBot { .. } => {
                 // The game with the computer is this node's; a seek waiting at the
                 // leader goes, as on one node (after the lobby messages before it).

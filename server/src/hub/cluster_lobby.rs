@@ -50,6 +50,7 @@ impl LobbyHost for HubLobby {
             LobbyOp::Online
                 | LobbyOp::Gone
                 | LobbyOp::ListGames
+                | LobbyOp::Tournament(_)
                 | LobbyOp::CancelSeek { .. }
                 | LobbyOp::DeclineChallenge { .. }
                 | LobbyOp::CancelChallenge { .. }
@@ -98,6 +99,21 @@ impl LobbyHost for HubLobby {
             LobbyOp::ListSeeks => self.lobby_list(false),
             LobbyOp::ListPlayers => self.lobby_list(true),
             LobbyOp::ListGames => Outcome::Unavailable("each node lists the games itself".into()),
+            LobbyOp::Tournament(op) => {
+                // Answered through the relay once served (the tournaments' lock and the
+                // database are waited for in a task of its own, not by the lobby).
+                tokio::spawn(async move {
+                    match hub.tournaments.serve(&hub, &seeker.player, op).await {
+                        Ok(answer) => {
+                            peer.send_lobby(&answer);
+                        }
+                        Err(refusal) => {
+                            refuse(&peer, refusal);
+                        }
+                    }
+                });
+                Outcome::Done
+            }
             LobbyOp::AcceptSeek { seek } => started(&peer, hub.accept_seek(seek, seeker)),
             LobbyOp::Host { settings } => {
                 let code = hub.host(settings.clone(), seeker);
@@ -150,6 +166,16 @@ impl LobbyHost for HubLobby {
         }
         hub.cancel_all_seeks();
         hub.close_all_challenges_because("lobby_moved");
+        tokio::spawn(async move { hub.tournaments.forget().await });
+    }
+
+    fn lobby_led(&self) {
+        let Some(hub) = self.0.upgrade() else { return };
+        tokio::spawn(async move {
+            if let Err(e) = hub.tournaments.resume(&hub).await {
+                tracing::error!(error = %e, "taking up the tournaments failed");
+            }
+        });
     }
 }
 

@@ -24,7 +24,9 @@ use crate::lobby::Refusal;
 use crate::peer::{PlayerRec, Seeker};
 use crate::swiss::{self, Entrant, GameResult};
 
-pub use crate::tournament_model::{result_text, TPlayer, TState, Tournament};
+pub use crate::tournament_model::{
+    result_text, CreateRequest, TPlayer, TState, Tournament, TournamentOp, TournamentResult,
+};
 
 /// Tournaments not over at once.
 pub const MAX_LIVE: usize = 64;
@@ -38,16 +40,6 @@ pub const MAX_STARTS_IN_MS: u64 = 7 * 24 * 3_600_000;
 pub const DEFAULT_STARTS_IN_MS: u64 = 60_000;
 /// Each player's game clock in tournament play (the 1998 championship's).
 pub const GAME_CLOCK_MS: u64 = 20 * 60_000;
-
-/// What `tournament_create` asks for.
-#[derive(Clone, Debug)]
-pub struct CreateRequest {
-    pub rounds: u32,
-    pub tc: TimeControl,
-    pub rated: bool,
-    pub starts_in_ms: Option<u64>,
-    pub settings: Option<Settings>,
-}
 
 /// The tournaments not over, held by the runner (and the connections that create and
 /// join them).
@@ -81,6 +73,40 @@ pub fn default_settings(tc: TimeControl) -> Settings {
 }
 
 impl Tournaments {
+    /// Serves `op` for `player`: the answer to send him, or the refusal.
+    pub async fn serve(
+        &self,
+        hub: &Arc<Hub>,
+        player: &PlayerRec,
+        op: TournamentOp,
+    ) -> Result<LobbyMessage, Refusal> {
+        Ok(match op {
+            TournamentOp::Create(request) => {
+                let (tournament, starts_ms) = self.create(hub, player, request).await?;
+                LobbyMessage::TournamentCreated {
+                    tournament,
+                    starts_ms,
+                }
+            }
+            TournamentOp::Join(tournament) => {
+                self.join(hub, player, &tournament).await?;
+                LobbyMessage::TournamentJoined { tournament }
+            }
+            TournamentOp::Withdraw(tournament) => {
+                self.withdraw(hub, player, &tournament).await?;
+                LobbyMessage::TournamentWithdrawn { tournament }
+            }
+        })
+    }
+
+    /// This node no longer runs the tournaments (it stopped leading the lobby of several
+    /// nodes): they are forgotten here, and the next leader takes them up from the
+    /// database.
+    pub async fn forget(&self) {
+        self.live.lock().await.clear();
+        self.changed.notify_one();
+    }
+
     /// Creates a tournament: its id and start time.
     pub async fn create(
         &self,
@@ -294,25 +320,18 @@ impl Tournaments {
         live.retain(|_, t| matches!(t.state, TState::Upcoming | TState::Running));
     }
 
-    /// A game is over: its pairing gets its result; the round's last one brings the next
-    /// round (or the end).
-    async fn game_over(&self, hub: &Arc<Hub>, ev: &GameOver) {
-        let Some(TournamentGame { tournament, round }) = &ev.tournament else {
-            return;
-        };
-        let Some(result) = result_of(ev) else {
-            // Aborted by a shutdown: played again after the restart.
-            return;
-        };
+    /// A tournament game's result: its pairing gets it (unless it has one already); the
+    /// round's last one brings the next round (or the end).
+    async fn record(&self, hub: &Arc<Hub>, done: &TournamentResult) {
         let mut live = self.live.lock().await;
-        let Some(t) = live.get_mut(tournament) else {
+        let Some(t) = live.get_mut(&done.tournament) else {
             return;
         };
-        let r = *round as usize;
+        let r = done.round as usize;
         let Some(board) = t
             .games
             .get(r.wrapping_sub(1))
-            .and_then(|g| g.iter().position(|&id| id == Some(ev.game)))
+            .and_then(|g| g.iter().position(|&id| id == Some(done.game)))
         else {
             return;
         };
@@ -320,10 +339,10 @@ impl Tournaments {
         if pairing.result.is_some() {
             return;
         }
-        pairing.result = Some(result);
+        pairing.result = Some(done.result);
         if let Err(e) = hub
             .store
-            .set_tournament_result(&t.id, *round, board, result)
+            .set_tournament_result(&t.id, done.round, board, done.result)
             .await
         {
             tracing::error!(error = %e, "storing a tournament result failed");
@@ -331,6 +350,18 @@ impl Tournaments {
         advance(hub, t).await;
         live.retain(|_, t| matches!(t.state, TState::Upcoming | TState::Running));
     }
+}
+
+/// The tournament result of a game-over event; `None` for a game of no tournament, or one
+/// to play again (the server stopped).
+fn finished(ev: &GameOver) -> Option<TournamentResult> {
+    let TournamentGame { tournament, round } = ev.tournament.clone()?;
+    Some(TournamentResult {
+        tournament,
+        round,
+        game: ev.game,
+        result: result_of(ev)?,
+    })
 }
 
 fn unknown(id: &str) -> Refusal {
@@ -460,6 +491,14 @@ async fn start_missing_games(hub: &Arc<Hub>, t: &mut Tournament) {
         if hub.closed_for_new_games() {
             return;
         }
+        // Several nodes: a game another node runs (the leader changed during the round)
+        // goes on there; its result comes from that node.
+        let game = t.games[number as usize - 1][board];
+        if let (Some(cluster), Some(game)) = (hub.cluster.get(), game) {
+            if cluster.owner(game).await.is_some() {
+                continue;
+            }
+        }
         let (Some(red), Some(black)) = (seat(hub, &red).await, seat(hub, &black).await) else {
             tracing::error!(tournament = %t.id, board, "a tournament player is unknown");
             continue;
@@ -513,12 +552,25 @@ async fn seat(hub: &Arc<Hub>, id: &str) -> Option<Seeker> {
     Some(Seeker { player, peer })
 }
 
-/// The runner: game-over events and start times. Ends when the events close.
+/// The runner: game-over events and start times. Ends when the events close. With
+/// several nodes it also hears the results of tournament games that ended on other nodes,
+/// and tells them of those that end here (see `cluster::results`).
 pub fn spawn_runner(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
     let mut rx: mpsc::Receiver<Arc<GameOver>> = hub.events.subscribe();
     let weak: Weak<Hub> = Arc::downgrade(hub);
     let changed = hub.tournaments.changed.clone();
+    let cluster = hub.cluster.get().cloned();
     tokio::spawn(async move {
+        let mut elsewhere = match &cluster {
+            Some(cluster) => match cluster.tournament_results().await {
+                Ok(results) => Some(results),
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot hear the other nodes' tournament results");
+                    None
+                }
+            },
+            None => None,
+        };
         loop {
             let Some(hub) = weak.upgrade() else { return };
             let changed = changed.notified();
@@ -529,11 +581,26 @@ pub fn spawn_runner(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
             };
             let wait = next.map(|ms| Duration::from_millis(ms.saturating_sub(unix_ms())));
             drop(hub);
+            let heard = async {
+                match &mut elsewhere {
+                    Some(results) => futures::StreamExt::next(results).await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 ev = rx.recv() => {
                     let Some(ev) = ev else { return };
+                    let Some(done) = finished(&ev) else { continue };
+                    if let Some(cluster) = &cluster {
+                        cluster.tell_tournament_result(&done).await;
+                    }
                     if let Some(hub) = weak.upgrade() {
-                        hub.tournaments.game_over(&hub, &ev).await;
+                        hub.tournaments.record(&hub, &done).await;
+                    }
+                }
+                Some(done) = heard => {
+                    if let Some(hub) = weak.upgrade() {
+                        hub.tournaments.record(&hub, &done).await;
                     }
                 }
                 _ = changed => {}
