@@ -290,7 +290,9 @@ impl Tournaments {
     /// Starts the tournaments whose time has come (or cancels them: fewer than two
     /// players).
     async fn start_due(&self, hub: &Arc<Hub>) {
-        if hub.closed_for_new_games() {
+        // Several nodes: only while this node's term as the lobby's leader lasts (one
+        // that lost it forgets its tournaments at its next turn).
+        if hub.closed_for_new_games() || !hub.lobby_is_here() {
             return;
         }
         let now = unix_ms();
@@ -574,8 +576,9 @@ pub fn spawn_runner(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
         loop {
             let Some(hub) = weak.upgrade() else { return };
             let changed = changed.notified();
-            // Shutting down: no tournament starts (nor spins waiting to).
-            let next = match hub.closed_for_new_games() {
+            // Shutting down, or not leading the lobby of several nodes: no tournament
+            // starts (nor spins waiting to).
+            let next = match hub.closed_for_new_games() || !hub.lobby_is_here() {
                 true => None,
                 false => hub.tournaments.next_start().await,
             };
