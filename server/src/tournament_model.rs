@@ -36,6 +36,31 @@ pub enum TournamentOp {
     Withdraw(String),
 }
 
+impl TournamentOp {
+    /// The tournament message `msg` is, if it is one.
+    pub fn of(msg: &protocol::wire::ClientMessage) -> Option<TournamentOp> {
+        use protocol::wire::ClientMessage as M;
+        Some(match msg.clone() {
+            M::TournamentCreate {
+                rounds,
+                tc,
+                rated,
+                starts_in_ms,
+                settings,
+            } => TournamentOp::Create(CreateRequest {
+                rounds,
+                tc,
+                rated,
+                starts_in_ms,
+                settings,
+            }),
+            M::TournamentJoin { tournament } => TournamentOp::Join(tournament),
+            M::TournamentWithdraw { tournament } => TournamentOp::Withdraw(tournament),
+            _ => return None,
+        })
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TState {
     Upcoming,

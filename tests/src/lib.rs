@@ -459,3 +459,21 @@ impl Client {
         let _ = self.closed().await;
     }
 }
+
+/// A bot (an external client over a real websocket) that joins `tournament` on the server
+/// at `url` as a new player `name` and plays its games at test speeds until it is over.
+pub fn tournament_bot(url: String, name: &str, tournament: &str) -> server::bot_client::Options {
+    server::bot_client::Options {
+        url,
+        name: name.into(),
+        token: None,
+        find: server::bot_client::Find::Tournament(tournament.into()),
+        games: 0,
+        config: protocol::bot::BotConfig {
+            think_ms: 15,
+            margin_ms: 60,
+            flip_after_ms: 5,
+            ..Default::default()
+        },
+    }
+}

@@ -50,6 +50,18 @@ async fn list_seeks(c: &mut Client) -> Vec<SeekInfo> {
     }
 }
 
+/// `x` seeks (and waits), then `y` seeks the same: the game they are paired in, as
+/// `(red, black)`.
+async fn quick_match(mut x: Client, mut y: Client) -> (Follower, Follower) {
+    seek(&mut x, &blitz()).await;
+    y.send(&ClientMessage::Seek {
+        settings: blitz(),
+        rated: None,
+    })
+    .await;
+    paired(x, y).await
+}
+
 /// The players paired together, from their snapshots of the new game, as `(red, black)`.
 async fn paired(x: Client, y: Client) -> (Follower, Follower) {
     let x = Follower::await_snapshot(x).await;
@@ -69,15 +81,9 @@ async fn quick_match_pairs_players_on_two_other_nodes_and_they_play() {
         return;
     };
     let [_a, b, c] = three_nodes(&db, &nats).await;
-    let mut x = Client::new_player_at(b.addr, "Xena").await;
-    let mut y = Client::new_player_at(c.addr, "Yuri").await;
-    seek(&mut x, &blitz()).await;
-    y.send(&ClientMessage::Seek {
-        settings: blitz(),
-        rated: None,
-    })
-    .await;
-    let (mut red, mut black) = paired(x, y).await;
+    let x = Client::new_player_at(b.addr, "Xena").await;
+    let y = Client::new_player_at(c.addr, "Yuri").await;
+    let (mut red, mut black) = quick_match(x, y).await;
     // Run by exactly one node, through the ownership lease: not the lobby's leader, but
     // the red player's own node.
     let reds = if red.client.name == "Xena" { "b" } else { "c" };
@@ -99,15 +105,9 @@ async fn a_game_between_two_players_of_one_node_runs_on_that_node() {
     let tap = async_nats::connect(nats.url()).await.expect("NATS");
     let mut commands = tap.subscribe("tamsk.game.*.cmd").await.expect("subscribe");
     tap.flush().await.expect("flush");
-    let mut x = Client::new_player_at(b.addr, "Xanthe").await;
-    let mut y = Client::new_player_at(b.addr, "Yasmin").await;
-    seek(&mut x, &blitz()).await;
-    y.send(&ClientMessage::Seek {
-        settings: blitz(),
-        rated: None,
-    })
-    .await;
-    let (mut red, mut black) = paired(x, y).await;
+    let x = Client::new_player_at(b.addr, "Xanthe").await;
+    let y = Client::new_player_at(b.addr, "Yasmin").await;
+    let (mut red, mut black) = quick_match(x, y).await;
     assert_eq!(
         owner(&nats, red.game).await,
         "b",
@@ -537,6 +537,34 @@ async fn a_lobby_message_waiting_for_an_election_does_not_hold_up_a_move() {
     // serves it, and the message waits for the next leader.
     unserved_subject(&nats, "tamsk.lobby.at.a".into()).await;
     c.send(&ClientMessage::ListSeeks).await;
+    let answer = resign_before_answer(&mut c, game, |f| {
+        matches!(
+            f,
+            ServerFrame::Lobby(LobbyMessage::Seeks { .. })
+                | ServerFrame::Message(ServerMessage::Error { .. })
+        )
+    })
+    .await;
+    match answer {
+        ServerFrame::Lobby(LobbyMessage::Seeks { seeks }) => assert!(seeks.is_empty()),
+        // Refused when no leader was elected within the wait (two leases; a loaded
+        // machine can take that long): an answer all the same, after the end.
+        ServerFrame::Message(ServerMessage::Error { code, message, .. }) => {
+            assert_eq!(code, "lobby_unavailable", "{message}");
+            eprintln!("the list refused {:?} after the kill", killed.elapsed());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Resigns `game` right after a lobby message was sent, and returns the first frame that
+/// `answer` takes for that message's answer, checking that the game's end came first:
+/// the lobby message did not hold up the move.
+async fn resign_before_answer(
+    c: &mut Client,
+    game: GameId,
+    answer: impl Fn(&ServerFrame) -> bool,
+) -> ServerFrame {
     c.send(&ClientMessage::Act {
         game,
         action: Action::Resign,
@@ -544,7 +572,7 @@ async fn a_lobby_message_waiting_for_an_election_does_not_hold_up_a_move() {
     .await;
     let mut ended = false;
     loop {
-        match within("the end, then the list", c.recv_any()).await {
+        match within("the end, then the answer", c.recv_any()).await {
             Some(ServerFrame::Message(ServerMessage::Event(ev)))
                 if engine_events(&ev)
                     .iter()
@@ -552,18 +580,9 @@ async fn a_lobby_message_waiting_for_an_election_does_not_hold_up_a_move() {
             {
                 ended = true
             }
-            Some(ServerFrame::Lobby(LobbyMessage::Seeks { seeks })) => {
-                assert!(ended, "the resignation waited for the lobby");
-                assert!(seeks.is_empty());
-                break;
-            }
-            // Refused when no leader was elected within the wait (two leases; a loaded
-            // machine can take that long): an answer all the same, after the end.
-            Some(ServerFrame::Message(ServerMessage::Error { code, message, .. })) => {
-                assert_eq!(code, "lobby_unavailable", "{message}");
-                assert!(ended, "the resignation waited for the lobby");
-                eprintln!("the list refused {:?} after the kill", killed.elapsed());
-                break;
+            Some(frame) if answer(&frame) => {
+                assert!(ended, "the resignation waited for the lobby: {frame:?}");
+                return frame;
             }
             Some(_) => {}
             None => panic!("the connection closed"),
@@ -608,29 +627,12 @@ async fn a_list_of_games_waiting_for_a_dead_node_does_not_hold_up_a_move() {
     c.kill();
     unserved_subject(&nats, "tamsk.lobby.to.c".into()).await;
     me.send(&ClientMessage::ListGames).await;
-    me.send(&ClientMessage::Act {
-        game,
-        action: Action::Resign,
+    let answer = resign_before_answer(&mut me, game, |f| {
+        matches!(f, ServerFrame::Message(ServerMessage::Games { .. }))
     })
     .await;
-    let mut ended = false;
-    loop {
-        match within("the end, then the list", me.recv_any()).await {
-            Some(ServerFrame::Message(ServerMessage::Event(ev)))
-                if engine_events(&ev)
-                    .iter()
-                    .any(|e| matches!(e, protocol::game::Event::GameEnded { .. })) =>
-            {
-                ended = true
-            }
-            Some(ServerFrame::Message(ServerMessage::Games { games })) => {
-                assert!(ended, "the resignation waited for the list of games");
-                assert!(games.iter().all(|g| g.game != on_c), "c is dead: {games:?}");
-                break;
-            }
-            Some(_) => {}
-            None => panic!("the connection closed"),
-        }
+    if let ServerFrame::Message(ServerMessage::Games { games }) = answer {
+        assert!(games.iter().all(|g| g.game != on_c), "c is dead: {games:?}");
     }
 }
 

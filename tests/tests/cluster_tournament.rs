@@ -51,19 +51,7 @@ async fn a_tournament_is_run_once_for_players_on_several_nodes() {
         .into_iter()
         .enumerate()
         .map(|(i, addr)| {
-            let options = server::bot_client::Options {
-                url: format!("ws://{addr}/ws"),
-                name: format!("Entrant{i}"),
-                token: None,
-                find: server::bot_client::Find::Tournament(id.clone()),
-                games: 0,
-                config: protocol::bot::BotConfig {
-                    think_ms: 15,
-                    margin_ms: 60,
-                    flip_after_ms: 5,
-                    ..Default::default()
-                },
-            };
+            let options = tournament_bot(format!("ws://{addr}/ws"), &format!("Entrant{i}"), &id);
             tokio::spawn(server::bot_client::run(options, |_| {}))
         })
         .collect();

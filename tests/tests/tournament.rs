@@ -9,7 +9,7 @@ use protocol::game::Status;
 use protocol::rating::TimeControl;
 use protocol::settings::{GameClock, Level, Settings};
 use protocol::wire::{ClientMessage, LobbyMessage};
-use server::bot_client::{self, Find, Options};
+use server::bot_client::{self, Options};
 use server::swiss::{Entrant, GameResult, Pairing, Round};
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Row};
@@ -27,19 +27,7 @@ fn fast() -> Settings {
 }
 
 fn bot(server: &TestServer, name: &str, tournament: &str) -> Options {
-    Options {
-        url: server.ws_url(),
-        name: name.into(),
-        token: None,
-        find: Find::Tournament(tournament.into()),
-        games: 0,
-        config: protocol::bot::BotConfig {
-            think_ms: 15,
-            margin_ms: 60,
-            flip_after_ms: 5,
-            ..Default::default()
-        },
-    }
+    tournament_bot(server.ws_url(), name, tournament)
 }
 
 /// Creates a tournament as a new player; its id.

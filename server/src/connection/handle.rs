@@ -164,31 +164,15 @@ impl Conn {
                 let id = self.hub.play_bot(settings, level, rated, seeker);
                 self.games.insert(id);
             }
-            ClientMessage::TournamentCreate {
-                rounds,
-                tc,
-                rated,
-                starts_in_ms,
-                settings,
-            } => {
-                if self.new_game_seeker(me.clone(), false).is_none() {
+            msg @ (ClientMessage::TournamentCreate { .. }
+            | ClientMessage::TournamentJoin { .. }
+            | ClientMessage::TournamentWithdraw { .. }) => {
+                let op = TournamentOp::of(&msg).expect("a tournament message");
+                let creates = matches!(op, TournamentOp::Create(_));
+                if creates && self.new_game_seeker(me.clone(), false).is_none() {
                     return;
                 }
-                let request = crate::hub::tournament::CreateRequest {
-                    rounds,
-                    tc,
-                    rated,
-                    starts_in_ms,
-                    settings,
-                };
-                self.tournament(me, TournamentOp::Create(request)).await;
-            }
-            ClientMessage::TournamentJoin { tournament } => {
-                self.tournament(me, TournamentOp::Join(tournament)).await;
-            }
-            ClientMessage::TournamentWithdraw { tournament } => {
-                self.tournament(me, TournamentOp::Withdraw(tournament))
-                    .await;
+                self.tournament(me, op).await;
             }
             ClientMessage::DeclineChallenge { challenge } => {
                 let me = me.expect("checked");

@@ -61,29 +61,13 @@ impl Conn {
             ClientMessage::CancelChallenge { challenge } => {
                 (LobbyOp::CancelChallenge { challenge }, false)
             }
-            ClientMessage::TournamentCreate {
-                rounds,
-                tc,
-                rated,
-                starts_in_ms,
-                settings,
-            } => {
-                let request = crate::hub::tournament::CreateRequest {
-                    rounds,
-                    tc,
-                    rated,
-                    starts_in_ms,
-                    settings,
-                };
-                (LobbyOp::Tournament(TournamentOp::Create(request)), true)
+            msg @ (ClientMessage::TournamentCreate { .. }
+            | ClientMessage::TournamentJoin { .. }
+            | ClientMessage::TournamentWithdraw { .. }) => {
+                let op = TournamentOp::of(&msg).expect("a tournament message");
+                let creates = matches!(op, TournamentOp::Create(_));
+                (LobbyOp::Tournament(op), creates)
             }
-            ClientMessage::TournamentJoin { tournament } => {
-                (LobbyOp::Tournament(TournamentOp::Join(tournament)), false)
-            }
-            ClientMessage::TournamentWithdraw { tournament } => (
-                LobbyOp::Tournament(TournamentOp::Withdraw(tournament)),
-                false,
-            ),
             ClientMessage::PlayBot { .. } => {
                 // The game with the computer is this node's; a seek waiting at the
                 // leader goes, as on one node (after the lobby messages before it).
