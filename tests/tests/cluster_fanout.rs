@@ -8,7 +8,9 @@ use std::time::Duration;
 use futures::StreamExt;
 use protocol::game::{Action, Player};
 use protocol::settings::{Level, Settings};
-use protocol::wire::{Change, ClientMessage, GameId, LobbyMessage, Seq, ServerMessage};
+use protocol::wire::{
+    Change, ClientMessage, GameId, LobbyMessage, Seq, ServerFrame, ServerMessage,
+};
 use server::Config;
 use tamsk_tests::services::{Nats, TestDb};
 use tamsk_tests::*;
@@ -558,4 +560,93 @@ async fn a_seat_whose_connection_closed_before_its_game_started_is_away() {
             })
             .await;
     }
+}
+
+/// A node that becomes the lobby's leader while a client of another node already follows
+/// one of its games stands for that client by the same peer in its lobby as in the game:
+/// when the client leaves, the game lets go of him (before, the lobby put a peer of its own
+/// in the client's place, the game's was never told, and he watched on for ever).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_leader_keeps_the_peer_a_remote_watcher_has_in_its_game() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let mut a = tamsk_tests::cluster::Node::start(node_config(&db, &nats, "a"));
+    Client::new_player_at(a.addr, "Anchor").await;
+    let b = tamsk_tests::cluster::Node::start(node_config(&db, &nats, "b"));
+    let c = tamsk_tests::cluster::Node::start(node_config(&db, &nats, "c"));
+    // A game with the computer on each of b and c, each watched from the other node.
+    let mut players = Vec::new();
+    let mut watchers = Vec::new();
+    for (here, there, name) in [(b.addr, c.addr, "B"), (c.addr, b.addr, "C")] {
+        let mut p = Client::new_player_at(here, &format!("Plays{name}")).await;
+        p.send(&ClientMessage::PlayBot {
+            settings: Settings::blitz(Level::One),
+            level: None,
+            rated: None,
+        })
+        .await;
+        let p = Follower::await_snapshot(p).await;
+        let mut w = Client::new_player_at(there, &format!("Watches{name}")).await;
+        w.send(&ClientMessage::Watch {
+            game: p.game,
+            after_seq: None,
+        })
+        .await;
+        watchers.push(Follower::await_snapshot(w).await);
+        players.push(p);
+    }
+    for p in &mut players {
+        watched_by(p, 1).await;
+    }
+    // The leader dies; b or c leads next, and its game has a watcher of the other node.
+    a.kill();
+    let kv = async_nats::jetstream::new(async_nats::connect(nats.url()).await.expect("NATS"))
+        .get_key_value(server::cluster::lobby::LOBBY_BUCKET)
+        .await
+        .expect("the lobby's bucket");
+    let leader = within("a new leader", async {
+        loop {
+            if let Ok(Some(e)) = kv.entry("leader").await {
+                let v = String::from_utf8_lossy(&e.value).into_owned();
+                if !v.is_empty() && !v.starts_with("a ") {
+                    return v[..1].to_string();
+                }
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    let i = if leader == "b" { 0 } else { 1 };
+    // A lobby message of the watcher's now comes from the new leader's peer for him (a
+    // list would not: lists are answered without one).
+    let mut w = watchers.swap_remove(i).client;
+    w.send(&ClientMessage::CancelSeek).await;
+    within("the refusal", async {
+        loop {
+            if let Some(ServerFrame::Message(ServerMessage::Error { code, .. })) =
+                w.recv_any().await
+            {
+                assert_eq!(code, "not_seeking");
+                return;
+            }
+        }
+    })
+    .await;
+    w.close().await;
+    watched_by(&mut players[i], 0).await;
+}
+
+/// Waits until a player is told his game has `n` watchers.
+async fn watched_by(p: &mut Follower, n: u32) {
+    within("the watchers' count", async {
+        loop {
+            if let ServerMessage::Watchers { count, .. } = p.client.recv().await {
+                if count == n {
+                    return;
+                }
+            }
+        }
+    })
+    .await;
 }

@@ -510,12 +510,30 @@ impl ClusterLobby {
         // every player of this node online at the new leader.
         tokio::spawn(async move {
             for (peer, player) in announce {
-                lobby.ask(&peer, Some(&player), LobbyOp::Online).await;
+                lobby.announce(&peer, &player).await;
             }
             for (peer, player, waiting) in seekers {
                 lobby.move_seek(peer, player, waiting);
             }
         });
+    }
+
+    /// Tells the new leader a client of this node is online. The key that named it may
+    /// have been read a moment before its term began (it refuses then): asked again at
+    /// each turn of the loop, for at most two leases.
+    async fn announce(&self, peer: &Peer, player: &Arc<PlayerRec>) {
+        let until = Instant::now() + 2 * self.cluster.lease;
+        let mut turns = self.turns.subscribe();
+        while let Outcome::Unavailable(_) = self.ask(peer, Some(player), LobbyOp::Online).await {
+            if self.leading()
+                || !self.local.contains_key(&peer.conn)
+                || tokio::time::timeout_at(until, turns.changed())
+                    .await
+                    .is_err()
+            {
+                return;
+            }
+        }
     }
 
     /// A seek this node's client had at the old leader, made again at the new one: the

@@ -74,6 +74,9 @@ impl Hub {
             lobby.start_at(node, req, Box::new(here));
             return id;
         }
+        if let Some(lobby) = placed {
+            lobby.tell_paired(&seekers, id);
+        }
         game::spawn(self.rooms.clone(), id, settings, seekers, options);
         id
     }

@@ -85,8 +85,7 @@ impl ClusterLobby {
             // Their nodes stop remembering the seeks (a leader change would make them
             // again): the pairing is the leader's word, wherever the game runs.
             for seat in req.seats.iter().filter(|s| s.node != lobby.cluster.node) {
-                let paired = frame(seat.conn, FRAME_PAIRED, id.to_string().as_bytes());
-                let _ = client.publish(to_subject(&seat.node), paired).await;
+                lobby.publish_paired(&seat.node, seat.conn, id).await;
             }
             let body = Bytes::from(serde_json::to_vec(&req).expect("starts serialise"));
             let asked = client.request(start_subject(&node), body);
@@ -110,6 +109,31 @@ impl ClusterLobby {
             };
             tracing::warn!(game = %id, node = %node, why = %refused, "a node did not start a paired game: it runs on the lobby's leader");
             here();
+        });
+    }
+
+    async fn publish_paired(&self, node: &str, conn: u64, game: GameId) {
+        let paired = frame(conn, FRAME_PAIRED, game.to_string().as_bytes());
+        let _ = self.cluster.client.publish(to_subject(node), paired).await;
+    }
+
+    /// Leader side: a game starts here for `seekers`: the nodes of those who are relays
+    /// are told they were paired, as for a game placed elsewhere. (A relay's own first
+    /// frame of the game says so too, but a relay that is a connection's proxy in a game
+    /// here already sends on the connection's subject, which does not.)
+    pub fn tell_paired(self: &Arc<Self>, seekers: &[Seeker; 2], game: GameId) {
+        let remote: Vec<(String, u64)> = seekers
+            .iter()
+            .filter_map(|s| self.relay_keys.get(&s.peer.conn).map(|k| k.clone()))
+            .collect();
+        if remote.is_empty() {
+            return;
+        }
+        let lobby = self.clone();
+        tokio::spawn(async move {
+            for (node, conn) in remote {
+                lobby.publish_paired(&node, conn, game).await;
+            }
         });
     }
 

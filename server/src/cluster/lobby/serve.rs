@@ -37,8 +37,18 @@ impl ClusterLobby {
         if self.relays.len() >= MAX_RELAYS {
             return None;
         }
-        let peer = self.relay_peer(node, conn);
-        self.cluster.proxies.insert(key.clone(), peer.clone());
+        // A connection that already follows a game here (this node became the leader
+        // since) keeps the peer it has in it: a second one in the proxies' place would
+        // leave the game's unknown to its later commands (its leave, its close).
+        let proxy = self.cluster.proxies.get(&key).map(|p| p.clone());
+        let peer = match proxy.filter(|p| !p.is_gone()) {
+            Some(proxy) => proxy,
+            None => {
+                let peer = self.relay_peer(node, conn);
+                self.cluster.proxies.insert(key.clone(), peer.clone());
+                peer
+            }
+        };
         self.relay_keys.insert(peer.conn, key.clone());
         self.relays.insert(
             key,
