@@ -14,7 +14,7 @@ use std::time::Duration;
 use protocol::game::Player;
 use protocol::rating::TimeControl;
 use protocol::settings::{GameClock, Level, Settings};
-use protocol::wire::LobbyMessage;
+use protocol::wire::{GameId, LobbyMessage};
 use tokio::sync::{mpsc, Mutex, Notify};
 
 use crate::clock::unix_ms;
@@ -501,6 +501,20 @@ async fn start_missing_games(hub: &Arc<Hub>, t: &mut Tournament) {
                 continue;
             }
         }
+        // A game that finished while nobody recorded its result (the server stopped
+        // right after it, or with several nodes it ended between two leaders' terms)
+        // counts as played, from the stored game.
+        if let Some(result) = stored_result(hub, game).await {
+            t.played[number as usize - 1].pairings[board].result = Some(result);
+            if let Err(e) = hub
+                .store
+                .set_tournament_result(&t.id, number, board, result)
+                .await
+            {
+                tracing::error!(error = %e, "storing a tournament result failed");
+            }
+            continue;
+        }
         let (Some(red), Some(black)) = (seat(hub, &red).await, seat(hub, &black).await) else {
             tracing::error!(tournament = %t.id, board, "a tournament player is unknown");
             continue;
@@ -534,6 +548,20 @@ async fn start_missing_games(hub: &Arc<Hub>, t: &mut Tournament) {
             );
         }
     }
+}
+
+/// The result of a tournament game stored as finished (not of an aborted one: who did not
+/// show up is not kept).
+async fn stored_result(hub: &Hub, game: Option<GameId>) -> Option<GameResult> {
+    let stored = hub.store.game(game?).await.ok()??.game;
+    if stored.state != "finished" {
+        return None;
+    }
+    Some(match stored.winner.as_deref() {
+        Some("red") => GameResult::RED_WINS,
+        Some("black") => GameResult::BLACK_WINS,
+        _ => GameResult::DRAW,
+    })
 }
 
 /// A seat for player `id`: his newest connection if he is online, else a seat nobody
