@@ -582,6 +582,10 @@ async fn seat(hub: &Arc<Hub>, id: &str) -> Option<Seeker> {
     Some(Seeker { player, peer })
 }
 
+/// How soon a runner whose node's term as the lobby's leader lapsed looks again at a
+/// tournament due to start.
+const RECHECK_MS: u64 = 250;
+
 /// The runner: game-over events and start times. Ends when the events close. With
 /// several nodes it also hears the results of tournament games that ended on other nodes,
 /// and tells them of those that end here (see `cluster::results`).
@@ -604,11 +608,17 @@ pub fn spawn_runner(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
         loop {
             let Some(hub) = weak.upgrade() else { return };
             let changed = changed.notified();
-            // Shutting down, or not leading the lobby of several nodes: no tournament
-            // starts (nor spins waiting to).
-            let next = match hub.closed_for_new_games() || !hub.lobby_is_here() {
+            // Shutting down: no tournament starts (nor spins waiting to).
+            let next = match hub.closed_for_new_games() {
                 true => None,
                 false => hub.tournaments.next_start().await,
+            };
+            // Several nodes: a start waits while this node's term as the lobby's leader
+            // has lapsed. A loaded leader's term lapses for a moment between refreshes,
+            // which wake nothing here: looked at again a little later.
+            let next = match hub.lobby_is_here() {
+                true => next,
+                false => next.map(|ms| ms.max(unix_ms() + RECHECK_MS)),
             };
             let wait = next.map(|ms| Duration::from_millis(ms.saturating_sub(unix_ms())));
             drop(hub);
