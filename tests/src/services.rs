@@ -454,6 +454,28 @@ impl TestDb {
         }
     }
 
+    /// Runs one SQL statement on the database as another process would (a test that
+    /// stages what a crash could leave).
+    pub async fn execute(&self, sql: &str) {
+        use sqlx::ConnectOptions;
+        match self {
+            TestDb::Sqlite { path, .. } => {
+                let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+                    .filename(path)
+                    .connect()
+                    .await
+                    .expect("open the database file");
+                sqlx::query(sql).execute(&mut conn).await.expect("execute");
+            }
+            TestDb::Postgres { url, .. } => {
+                let mut conn = sqlx::PgConnection::connect(url)
+                    .await
+                    .expect("connect to the test database");
+                sqlx::query(sql).execute(&mut conn).await.expect("execute");
+            }
+        }
+    }
+
     /// The cluster of a PostgreSQL database.
     pub fn cluster(&self) -> Option<&Postgres> {
         match self {

@@ -380,3 +380,75 @@ async fn goes_on_after_a_restart(db: tamsk_tests::services::TestDb) {
     assert_eq!(r1["red"], r2["black"], "colours alternate");
     server.stop().await;
 }
+
+backend_tests!(
+    #[tokio::test]
+    a_finished_game_whose_result_was_not_recorded_counts_after_a_restart,
+    a_finished_game_whose_result_was_not_recorded_counts_after_a_restart_on_postgres
+        => unrecorded_result_counts
+);
+
+/// A tournament game stored as finished whose result the tournament never recorded (the
+/// server stopped in between; with several nodes, it ended between two leaders' terms):
+/// taken up again, the tournament counts the stored game instead of playing it again.
+async fn unrecorded_result_counts(db: tamsk_tests::services::TestDb) {
+    let server = TestServer::start_with(db.config()).await;
+    let mut td = Client::new_player(&server, "Host").await;
+    td.send(&ClientMessage::TournamentCreate {
+        rounds: 1,
+        tc: TimeControl::Standard,
+        rated: false,
+        starts_in_ms: Some(400),
+        settings: Some(slow()),
+    })
+    .await;
+    let LobbyMessage::TournamentCreated { tournament: id, .. } = td.recv_lobby().await else {
+        panic!("created")
+    };
+    let mut players = Vec::new();
+    for name in ["Cleo", "Dirk"] {
+        let mut c = Client::new_player(&server, name).await;
+        c.send(&ClientMessage::TournamentJoin {
+            tournament: id.clone(),
+        })
+        .await;
+        assert!(matches!(
+            c.recv_lobby().await,
+            LobbyMessage::TournamentJoined { .. }
+        ));
+        players.push(c);
+    }
+    let mut seated = Vec::new();
+    for c in players {
+        seated.push(Follower::await_snapshot(c).await);
+    }
+    let game = seated[0].game;
+    let mut loser = resign_in(seated.remove(0)).await;
+    loop {
+        if let LobbyMessage::TournamentFinished { .. } = loser.recv_lobby().await {
+            break;
+        }
+    }
+    server.stop().await;
+    // What a stop between the game's end and its result would have left.
+    db.execute(&format!(
+        "UPDATE tournaments SET state = 'running' WHERE id = '{id}'"
+    ))
+    .await;
+    db.execute(&format!(
+        "UPDATE tournament_pairings SET red_score = NULL, black_score = NULL \
+         WHERE tournament_id = '{id}'"
+    ))
+    .await;
+    let server = TestServer::start_with(db.config()).await;
+    let t = get_json(server.addr, &format!("/api/tournaments/{id}")).await;
+    assert_eq!(t["state"], "finished", "{t}");
+    assert_eq!(t["pairings"][0]["games"][0]["game"], game.to_string());
+    let scores: Vec<f64> = t["standings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["score"].as_f64().unwrap())
+        .collect();
+    assert_eq!(scores, [1.0, 0.0], "{t}");
+}
