@@ -198,6 +198,20 @@ impl Rooms {
         self.next_conn.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// A peer for a seat the server gives a player who is not connected (a tournament
+    /// game, or a pairing whose connection closed meanwhile): nothing is delivered; he
+    /// takes his seat with `join` when he comes.
+    pub fn empty_seat_peer(&self) -> Peer {
+        let (tx, _) = mpsc::channel(1);
+        Peer {
+            conn: self.next_conn_id(),
+            tx,
+            kill: Default::default(),
+            seated: Default::default(),
+            reply: None,
+        }
+    }
+
     pub fn is_shutting_down(&self) -> bool {
         self.stop_games.is_cancelled() || self.draining.load(Ordering::SeqCst)
     }

@@ -16,12 +16,11 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashMap;
 use protocol::settings::Settings;
 use protocol::wire::GameId;
-use tokio::sync::mpsc;
 
 use crate::config::Config;
 use crate::limits::{AddressBudget, Connections};
 use crate::lobby::Lobby;
-use crate::peer::{Peer, PlayerRec, Seeker};
+use crate::peer::{PlayerRec, Seeker};
 use crate::rooms::Rooms;
 use crate::store::{token_hash, PlayerRow, Store};
 
@@ -260,19 +259,6 @@ impl Hub {
             .clone();
         self.forget_idle_players();
         Ok(player)
-    }
-
-    /// A peer for a seat the server gives a player who is not online (a tournament
-    /// game): nothing is delivered; he takes his seat with `join` when he comes.
-    pub fn empty_seat_peer(&self) -> Peer {
-        let (tx, _) = mpsc::channel(1);
-        Peer {
-            conn: self.next_conn_id(),
-            tx,
-            kill: Arc::default(),
-            seated: Arc::default(),
-            reply: None,
-        }
     }
 
     fn remember(&self, hash: String, player: Arc<PlayerRec>) {

@@ -578,7 +578,7 @@ async fn seat(hub: &Arc<Hub>, id: &str) -> Option<Seeker> {
     };
     let peer = hub
         .online_peer(&player.id)
-        .unwrap_or_else(|| hub.empty_seat_peer());
+        .unwrap_or_else(|| hub.rooms.empty_seat_peer());
     Some(Seeker { player, peer })
 }
 

@@ -20,6 +20,15 @@ impl ClusterLobby {
         }
     }
 
+    /// Counts `node` alive until the next heartbeats read, which did not show it yet (it
+    /// just started): lists gathered from every node wait for its answer.
+    pub(super) fn saw_node(&self, node: &str) {
+        let mut nodes = self.nodes.lock().expect("nodes lock");
+        if !nodes.contains(node) {
+            nodes.insert(node.to_string());
+        }
+    }
+
     /// Asks every live node (this one included) and gathers the answers, until each
     /// node answered or [`GATHER_WAIT`] passed.
     async fn gather(&self, question: String) -> Vec<GamesAnswer> {
@@ -47,13 +56,8 @@ impl ClusterLobby {
                     if let Ok(a) = serde_json::from_slice::<GamesAnswer>(&msg.payload) {
                         let (GamesAnswer::Listed(node, _) | GamesAnswer::Of(node, _)) = &a;
                         waiting.remove(node);
-                        // A node that answered is alive, if the heartbeats read last did
-                        // not show it yet: the next list waits for it.
-                        let mut nodes = self.nodes.lock().expect("nodes lock");
-                        if !nodes.contains(node) {
-                            nodes.insert(node.clone());
-                        }
-                        drop(nodes);
+                        // A node that answered is alive: the next list waits for it.
+                        self.saw_node(node);
                         answers.push(a);
                     }
                 }

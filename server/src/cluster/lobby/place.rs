@@ -194,7 +194,7 @@ impl ClusterLobby {
         let peer = if seat.node == self.cluster.node {
             // Closed meanwhile: the seat is away from the start, as on one node.
             let local = self.local.get(&seat.conn).map(|l| l.peer.clone());
-            local.unwrap_or_else(closed_peer)
+            local.unwrap_or_else(|| self.cluster.rooms.empty_seat_peer())
         } else {
             let key = (seat.node.clone(), seat.conn);
             let proxy = self.cluster.proxies.get(&key).map(|p| p.clone());
@@ -239,17 +239,5 @@ impl ClusterLobby {
                 self.placed.remove(&key);
             }
         }
-    }
-}
-
-/// The peer of a connection that closed before its game started.
-fn closed_peer() -> Peer {
-    let (tx, _) = mpsc::channel(1);
-    Peer {
-        conn: 0,
-        tx,
-        kill: Default::default(),
-        seated: Default::default(),
-        reply: None,
     }
 }

@@ -100,12 +100,7 @@ impl ClusterLobby {
     async fn serve_one(&self, req: LobbyReq) -> Outcome {
         // A node the heartbeats read last did not show yet (it just started): the lists
         // gathered from every node wait for its answer from now on.
-        if !self.nodes.lock().expect("nodes lock").contains(&req.node) {
-            self.nodes
-                .lock()
-                .expect("nodes lock")
-                .insert(req.node.clone());
-        }
+        self.saw_node(&req.node);
         if let LobbyOp::Gone = req.op {
             self.gone(&req.node, req.conn);
             return Outcome::Done;
