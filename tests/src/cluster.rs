@@ -253,3 +253,20 @@ pub async fn join_again(c: Client, game: GameId, after_seq: u64) -> Follower {
     f.replica.advance(at);
     f
 }
+
+/// Nodes started in turn, the first (named first) serving before the others start, so
+/// that it leads the lobby (a welcome proves it serves: it took the lead before serving).
+pub async fn led_nodes<const N: usize>(db: &TestDb, nats: &Nats, names: [&str; N]) -> [Node; N] {
+    let mut nodes = Vec::with_capacity(N);
+    for (i, name) in names.into_iter().enumerate() {
+        let node = Node::start(node_config(db, nats, name));
+        if i == 0 {
+            Client::new_player_at(node.addr, "Anchor").await;
+        }
+        nodes.push(node);
+    }
+    match nodes.try_into() {
+        Ok(nodes) => nodes,
+        Err(_) => unreachable!("N nodes"),
+    }
+}

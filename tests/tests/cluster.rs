@@ -274,9 +274,7 @@ async fn a_remote_action_is_answered_only_when_refused() {
     let Some((nats, db)) = services().await else {
         return;
     };
-    let a = Node::start(node_config(&db, &nats, "a"));
-    Client::new_player_at(a.addr, "FirstR").await;
-    let b = Node::start(node_config(&db, &nats, "b"));
+    let [a, b] = led_nodes(&db, &nats, ["a", "b"]).await;
     let mut on_b = Client::new_player_at(b.addr, "OnB").await;
     let mut on_a = Client::new_player_at(a.addr, "OnA").await;
     for c in [&mut on_b, &mut on_a] {
@@ -321,9 +319,7 @@ async fn a_rated_game_starts_from_the_stored_rating_whichever_node_runs_it() {
     let Some((nats, db)) = services().await else {
         return;
     };
-    let a = Node::start(node_config(&db, &nats, "a"));
-    Client::new_player_at(a.addr, "FirstQ").await;
-    let b = Node::start(node_config(&db, &nats, "b"));
+    let [a, b] = led_nodes(&db, &nats, ["a", "b"]).await;
     let on_a = Client::new_player_at(a.addr, "Rated").await;
     // The same player on b, which reads his ratings now, before either game.
     let (on_b, _) = Client::returning_at(b.addr, &on_a.token).await;

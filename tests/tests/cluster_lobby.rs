@@ -12,18 +12,15 @@ use futures::StreamExt;
 use protocol::game::Action;
 use protocol::settings::{Level, Settings};
 use protocol::wire::{ClientMessage, GameId, LobbyMessage, SeekInfo, ServerFrame, ServerMessage};
-use tamsk_tests::cluster::{node_config, owner, services, unserved_subject, Node, LEASE};
+use tamsk_tests::cluster::{
+    led_nodes, node_config, owner, services, unserved_subject, Node, LEASE,
+};
 use tamsk_tests::services::{Nats, TestDb};
 use tamsk_tests::*;
 
 /// Nodes `a` (the lobby's leader: started and serving first), `b` and `c`.
 async fn three_nodes(db: &TestDb, nats: &Nats) -> [Node; 3] {
-    let a = Node::start(node_config(db, nats, "a"));
-    // A welcome proves `a` serves, so it took the lobby's lead (taken before serving).
-    Client::new_player_at(a.addr, "Anchor").await;
-    let b = Node::start(node_config(db, nats, "b"));
-    let c = Node::start(node_config(db, nats, "c"));
-    [a, b, c]
+    led_nodes(db, nats, ["a", "b", "c"]).await
 }
 
 fn blitz() -> Settings {

@@ -275,17 +275,16 @@ async fn resign_in(mut me: Follower) -> Client {
     me.client
 }
 
-backend_tests!(
-    #[tokio::test]
-    a_tournament_goes_on_after_a_restart,
-    a_tournament_goes_on_after_a_restart_on_postgres => goes_on_after_a_restart
-);
-
-async fn goes_on_after_a_restart(db: tamsk_tests::services::TestDb) {
-    let server = TestServer::start_with(db.config()).await;
-    let mut td = Client::new_player(&server, "Host").await;
+/// A tournament of `rounds` at the standard control with slow games, starting in 0.4 s,
+/// joined by two new players: its id and their clients (they are seated at its start).
+async fn two_player_tournament(
+    server: &TestServer,
+    rounds: u32,
+    names: [&str; 2],
+) -> (String, Vec<Client>) {
+    let mut td = Client::new_player(server, "Host").await;
     td.send(&ClientMessage::TournamentCreate {
-        rounds: 2,
+        rounds,
         tc: TimeControl::Standard,
         rated: false,
         starts_in_ms: Some(400),
@@ -296,8 +295,8 @@ async fn goes_on_after_a_restart(db: tamsk_tests::services::TestDb) {
         panic!("created")
     };
     let mut players = Vec::new();
-    for name in ["Ann", "Ben"] {
-        let mut c = Client::new_player(&server, name).await;
+    for name in names {
+        let mut c = Client::new_player(server, name).await;
         c.send(&ClientMessage::TournamentJoin {
             tournament: id.clone(),
         })
@@ -308,6 +307,18 @@ async fn goes_on_after_a_restart(db: tamsk_tests::services::TestDb) {
         ));
         players.push(c);
     }
+    (id, players)
+}
+
+backend_tests!(
+    #[tokio::test]
+    a_tournament_goes_on_after_a_restart,
+    a_tournament_goes_on_after_a_restart_on_postgres => goes_on_after_a_restart
+);
+
+async fn goes_on_after_a_restart(db: tamsk_tests::services::TestDb) {
+    let server = TestServer::start_with(db.config()).await;
+    let (id, players) = two_player_tournament(&server, 2, ["Ann", "Ben"]).await;
     // Round 1 starts: both are seated in one game.
     let mut tokens = Vec::new();
     let mut first = None;
@@ -393,31 +404,7 @@ backend_tests!(
 /// taken up again, the tournament counts the stored game instead of playing it again.
 async fn unrecorded_result_counts(db: tamsk_tests::services::TestDb) {
     let server = TestServer::start_with(db.config()).await;
-    let mut td = Client::new_player(&server, "Host").await;
-    td.send(&ClientMessage::TournamentCreate {
-        rounds: 1,
-        tc: TimeControl::Standard,
-        rated: false,
-        starts_in_ms: Some(400),
-        settings: Some(slow()),
-    })
-    .await;
-    let LobbyMessage::TournamentCreated { tournament: id, .. } = td.recv_lobby().await else {
-        panic!("created")
-    };
-    let mut players = Vec::new();
-    for name in ["Cleo", "Dirk"] {
-        let mut c = Client::new_player(&server, name).await;
-        c.send(&ClientMessage::TournamentJoin {
-            tournament: id.clone(),
-        })
-        .await;
-        assert!(matches!(
-            c.recv_lobby().await,
-            LobbyMessage::TournamentJoined { .. }
-        ));
-        players.push(c);
-    }
+    let (id, players) = two_player_tournament(&server, 1, ["Cleo", "Dirk"]).await;
     let mut seated = Vec::new();
     for c in players {
         seated.push(Follower::await_snapshot(c).await);
