@@ -24,6 +24,9 @@ use crate::lobby::Refusal;
 use crate::peer::{PlayerRec, Seeker};
 use crate::swiss::{self, Entrant, GameResult};
 
+mod runner;
+pub use runner::spawn_runner;
+
 pub use crate::tournament_model::{
     result_text, CreateRequest, TPlayer, TState, Tournament, TournamentOp, TournamentResult,
 };
@@ -337,18 +340,10 @@ impl Tournaments {
         else {
             return;
         };
-        let pairing = &mut t.played[r - 1].pairings[board];
-        if pairing.result.is_some() {
+        if t.played[r - 1].pairings[board].result.is_some() {
             return;
         }
-        pairing.result = Some(done.result);
-        if let Err(e) = hub
-            .store
-            .set_tournament_result(&t.id, done.round, board, done.result)
-            .await
-        {
-            tracing::error!(error = %e, "storing a tournament result failed");
-        }
+        set_result(hub, t, done.round, board, done.result).await;
         advance(hub, t).await;
         live.retain(|_, t| matches!(t.state, TState::Upcoming | TState::Running));
     }
@@ -505,14 +500,7 @@ async fn start_missing_games(hub: &Arc<Hub>, t: &mut Tournament) {
         // right after it, or with several nodes it ended between two leaders' terms)
         // counts as played, from the stored game.
         if let Some(result) = stored_result(hub, game).await {
-            t.played[number as usize - 1].pairings[board].result = Some(result);
-            if let Err(e) = hub
-                .store
-                .set_tournament_result(&t.id, number, board, result)
-                .await
-            {
-                tracing::error!(error = %e, "storing a tournament result failed");
-            }
+            set_result(hub, t, number, board, result).await;
             continue;
         }
         let (Some(red), Some(black)) = (seat(hub, &red).await, seat(hub, &black).await) else {
@@ -550,6 +538,18 @@ async fn start_missing_games(hub: &Arc<Hub>, t: &mut Tournament) {
     }
 }
 
+/// Gives the pairing on `board` of round `round` its result, in memory and stored.
+async fn set_result(hub: &Hub, t: &mut Tournament, round: u32, board: usize, result: GameResult) {
+    t.played[round as usize - 1].pairings[board].result = Some(result);
+    if let Err(e) = hub
+        .store
+        .set_tournament_result(&t.id, round, board, result)
+        .await
+    {
+        tracing::error!(error = %e, "storing a tournament result failed");
+    }
+}
+
 /// The result of a tournament game stored as finished (not of an aborted one: who did not
 /// show up is not kept).
 async fn stored_result(hub: &Hub, game: Option<GameId>) -> Option<GameResult> {
@@ -580,77 +580,4 @@ async fn seat(hub: &Arc<Hub>, id: &str) -> Option<Seeker> {
         .online_peer(&player.id)
         .unwrap_or_else(|| hub.rooms.empty_seat_peer());
     Some(Seeker { player, peer })
-}
-
-/// How soon a runner whose node's term as the lobby's leader lapsed looks again at a
-/// tournament due to start.
-const RECHECK_MS: u64 = 250;
-
-/// The runner: game-over events and start times. Ends when the events close. With
-/// several nodes it also hears the results of tournament games that ended on other nodes,
-/// and tells them of those that end here (see `cluster::results`).
-pub fn spawn_runner(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
-    let mut rx: mpsc::Receiver<Arc<GameOver>> = hub.events.subscribe();
-    let weak: Weak<Hub> = Arc::downgrade(hub);
-    let changed = hub.tournaments.changed.clone();
-    let cluster = hub.cluster.get().cloned();
-    tokio::spawn(async move {
-        let mut elsewhere = match &cluster {
-            Some(cluster) => match cluster.tournament_results().await {
-                Ok(results) => Some(results),
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot hear the other nodes' tournament results");
-                    None
-                }
-            },
-            None => None,
-        };
-        loop {
-            let Some(hub) = weak.upgrade() else { return };
-            let changed = changed.notified();
-            // Shutting down: no tournament starts (nor spins waiting to).
-            let next = match hub.closed_for_new_games() {
-                true => None,
-                false => hub.tournaments.next_start().await,
-            };
-            // Several nodes: a start waits while this node's term as the lobby's leader
-            // has lapsed. A loaded leader's term lapses for a moment between refreshes,
-            // which wake nothing here: looked at again a little later.
-            let next = match hub.lobby_is_here() {
-                true => next,
-                false => next.map(|ms| ms.max(unix_ms() + RECHECK_MS)),
-            };
-            let wait = next.map(|ms| Duration::from_millis(ms.saturating_sub(unix_ms())));
-            drop(hub);
-            let heard = async {
-                match &mut elsewhere {
-                    Some(results) => futures::StreamExt::next(results).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                ev = rx.recv() => {
-                    let Some(ev) = ev else { return };
-                    let Some(done) = finished(&ev) else { continue };
-                    if let Some(cluster) = &cluster {
-                        cluster.tell_tournament_result(&done).await;
-                    }
-                    if let Some(hub) = weak.upgrade() {
-                        hub.tournaments.record(&hub, &done).await;
-                    }
-                }
-                Some(done) = heard => {
-                    if let Some(hub) = weak.upgrade() {
-                        hub.tournaments.record(&hub, &done).await;
-                    }
-                }
-                _ = changed => {}
-                _ = tokio::time::sleep(wait.unwrap_or(Duration::ZERO)), if wait.is_some() => {
-                    if let Some(hub) = weak.upgrade() {
-                        hub.tournaments.start_due(&hub).await;
-                    }
-                }
-            }
-        }
-    })
 }
