@@ -493,11 +493,13 @@ async fn main() -> Result<()> {
     let stop = epoch + setup_budget + Duration::from_secs_f64(args.duration);
     let measure_from_us = setup_budget.as_micros() as u64;
     let measure_until_us = (stop - epoch).as_micros() as u64;
-    // Server CPU is measured over the same window as the moves.
-    let usage_at_start = {
+    // Server CPU (and memory) is read at both ends of the window the moves are counted in:
+    // not after the run, when every socket closes and the server's clean-up would count as
+    // the moves' cost.
+    let usage_at = |at: Instant| {
         let pids = args.server_pid.clone();
         tokio::spawn(async move {
-            tokio::time::sleep_until((epoch + setup_budget).into()).await;
+            tokio::time::sleep_until(at.into()).await;
             (
                 pids.iter()
                     .map(|&pid| process_usage(pid))
@@ -506,6 +508,8 @@ async fn main() -> Result<()> {
             )
         })
     };
+    let usage_at_start = usage_at(epoch + setup_budget);
+    let usage_at_stop = usage_at(stop);
     let lateness_at_start = {
         let server = args.server[0].clone();
         tokio::spawn(async move {
@@ -590,6 +594,7 @@ async fn main() -> Result<()> {
     }
     let window = args.duration;
     let (before, own_before) = usage_at_start.await?;
+    let (after, own_after) = usage_at_stop.await?;
     println!(
         "tamsk-load: {} games x (2 players + {} watchers) = {sockets} sockets, settings {}",
         args.games, args.watchers, args.settings
@@ -616,7 +621,7 @@ async fn main() -> Result<()> {
         (Some(before), Some(after)) => print_lateness(&before, &after),
         _ => println!("server timer lateness: not available (no /metrics histogram)"),
     }
-    if let (Some((_, cpu0)), Some((_, cpu1))) = (own_before, process_usage(std::process::id())) {
+    if let (Some((_, cpu0)), Some((_, cpu1))) = (own_before, own_after) {
         println!(
             "generator: CPU {:.1} s ({:.0}% of one core) over the window",
             (cpu1 - cpu0) as f64 / 100.0,
@@ -626,8 +631,8 @@ async fn main() -> Result<()> {
     // CPU of every process given (nodes and nats-server), summed per move.
     let ticks = 100.0; // USER_HZ on Linux
     let mut cpu_total = 0u64;
-    for (&pid, before) in args.server_pid.iter().zip(&before) {
-        let (Some((_, cpu0)), Some((rss, cpu1))) = (before, process_usage(pid)) else {
+    for ((&pid, before), after) in args.server_pid.iter().zip(&before).zip(&after) {
+        let (Some((_, cpu0)), &Some((rss, cpu1))) = (before, after) else {
             println!("server pid {pid}: not readable");
             continue;
         };
