@@ -236,7 +236,7 @@ impl GameTask {
                 _ = sleep_until(tenure_due.unwrap_or_else(Instant::now)), if tenure_due.is_some() => {}
             }
         }
-        self.rooms.games.remove(&self.id);
+        self.rooms.remove_game(self.id);
         for sub in &self.subs {
             sub.peer.seated.remove(self.id);
         }

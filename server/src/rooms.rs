@@ -98,7 +98,12 @@ pub struct BotStats {
 pub struct Rooms {
     pub config: Config,
     pub store: Store,
+    /// Changed only through `insert_game` and `remove_game`, which keep `by_player`.
     pub games: DashMap<GameId, GameHandle>,
+    /// The live games of each seated player: a connection's hello and its clean-up ask
+    /// for a player's games, and scanning every game for each would make a crowd of
+    /// connections cost the square of the games.
+    by_player: DashMap<String, Vec<GameId>>,
     next_conn: AtomicU64,
     /// Shutdown, in order: live games are stopped (suspended for the next start, or
     /// aborted), then connections close.
@@ -151,6 +156,7 @@ impl Rooms {
             config,
             store,
             games: DashMap::new(),
+            by_player: DashMap::new(),
             next_conn: AtomicU64::new(1),
             stop_games: CancellationToken::new(),
             stop_conns: CancellationToken::new(),
@@ -231,14 +237,37 @@ impl Rooms {
         self.playing.len()
     }
 
+    /// A new live game.
+    pub fn insert_game(&self, id: GameId, handle: GameHandle) {
+        for seat in &handle.seats {
+            let mut games = self.by_player.entry(seat.id.clone()).or_default();
+            if !games.contains(&id) {
+                games.push(id);
+            }
+        }
+        self.games.insert(id, handle);
+    }
+
+    /// A game that is no longer live here.
+    pub fn remove_game(&self, id: GameId) {
+        let Some((_, handle)) = self.games.remove(&id) else {
+            return;
+        };
+        for seat in &handle.seats {
+            self.by_player.remove_if_mut(&seat.id, |_, games| {
+                games.retain(|&g| g != id);
+                games.is_empty()
+            });
+        }
+    }
+
     /// Live games in which `player_id` has a seat.
     pub fn games_of(&self, player_id: &str) -> Vec<GameId> {
-        let mut ids: Vec<GameId> = self
-            .games
-            .iter()
-            .filter(|g| g.seats.iter().any(|s| s.id == player_id))
-            .map(|g| *g.key())
-            .collect();
+        let mut ids = self
+            .by_player
+            .get(player_id)
+            .map(|g| g.clone())
+            .unwrap_or_default();
         ids.sort_unstable();
         ids
     }
@@ -268,5 +297,65 @@ impl Rooms {
 
     pub fn game(&self, id: GameId) -> Option<GameHandle> {
         self.games.get(&id).map(|g| g.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn player(id: &str) -> Arc<PlayerRec> {
+        Arc::new(PlayerRec {
+            id: id.into(),
+            name: id.into(),
+            bot: false,
+            bot_level: None,
+            ratings: Default::default(),
+        })
+    }
+
+    fn handle(red: &str, black: &str) -> GameHandle {
+        let them = |id: &str| protocol::wire::PlayerRef {
+            player_id: id.into(),
+            name: id.into(),
+            rating: None,
+        };
+        let settings = protocol::settings::Settings::default();
+        GameHandle {
+            tx: mpsc::channel(1).0,
+            summary: Arc::new(Mutex::new(GameSummary {
+                game: GameId::nil(),
+                level: settings.level,
+                settings,
+                red: them(red),
+                black: them(black),
+                move_count: 0,
+                watchers: 0,
+                state: "playing".into(),
+                rated: false,
+                tc: None,
+            })),
+            seats: [player(red), player(black)],
+            start: Instant::now(),
+            code: None,
+            tenure: Arc::new(crate::tenure::Tenure::forever()),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_players_games_are_those_he_is_seated_in_until_they_are_removed() {
+        let rooms = Rooms::new(Config::default(), Store::detached());
+        let (a, b) = (GameId::from_u128(1), GameId::from_u128(2));
+        rooms.insert_game(b, handle("ann", "bob"));
+        rooms.insert_game(a, handle("cat", "ann"));
+        assert_eq!(rooms.games_of("ann"), vec![a, b]);
+        assert_eq!(rooms.games_of("bob"), vec![b]);
+        assert_eq!(rooms.games_of("dan"), Vec::<GameId>::new());
+        rooms.remove_game(b);
+        assert_eq!(rooms.games_of("ann"), vec![a]);
+        assert_eq!(rooms.games_of("bob"), Vec::<GameId>::new());
+        rooms.remove_game(b);
+        rooms.remove_game(a);
+        assert!(rooms.games_of("ann").is_empty() && rooms.by_player.is_empty());
     }
 }

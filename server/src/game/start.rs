@@ -164,7 +164,7 @@ impl GameTask {
         }));
         let (tx, rx) = mpsc::channel(rooms.config.game_queue);
         let tenure = Arc::new(crate::tenure::Tenure::of_game(&rooms.config));
-        rooms.games.insert(
+        rooms.insert_game(
             id,
             GameHandle {
                 tx,
