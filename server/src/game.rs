@@ -124,123 +124,128 @@ fn rated_ref(p: &PlayerRec, control: Option<protocol::rating::TimeControl>) -> P
 }
 
 impl GameTask {
-    async fn run(mut self, mut rx: mpsc::Receiver<GameCmd>) {
-        // Made once: a new `cancelled()` at every turn of the loop registers with the
-        // token's `Notify` again each time, shared by every game.
-        let shutdown = self.rooms.stop_games.clone().cancelled_owned();
-        tokio::pin!(shutdown);
-        // Set when an overdue deadline changed nothing (it should not happen): then wait
-        // a little instead of spinning.
-        let mut stalled = false;
-        let mut commands_open = true;
-        let tenure = self.tenure.clone();
-        loop {
-            // Nothing is done, nothing announced, unless this node can prove it still
-            // holds the game (a cluster's lease: see `tenure`).
-            if self.room.game().is_playing() && !tenure.holds() {
-                self.suspend_lost();
-                break;
-            }
-            // The end is being stored: hold everything back until it is on disk.
-            if let Some(durable) = self.durable.as_mut() {
-                tokio::select! {
-                    biased;
-                    refused = durable => {
-                        if refused {
-                            // Refused as a stale owner's: another node runs the game.
-                            self.durable = None;
-                            self.suspend_lost();
-                            break;
-                        }
-                        self.release();
-                        // The one place a game's end is published (ratings, tournaments):
-                        // once it is stored and its players were told.
-                        if let Some(over) = self.over.take() {
-                            self.rooms.events.publish(over).await;
-                        }
-                    }
-                    cmd = rx.recv(), if commands_open => match cmd {
-                        Some(cmd) => self.deferred.push_back(cmd),
-                        None => commands_open = false,
-                    },
+    /// The game's task. Not an `async fn`: the future holds the task's state once, where an
+    /// `async fn` keeps room for its `self` argument besides (a game's state is ~2 KB).
+    #[allow(clippy::manual_async_fn)]
+    fn run(mut self, mut rx: mpsc::Receiver<GameCmd>) -> impl Future<Output = ()> + Send {
+        async move {
+            // Made once: a new `cancelled()` at every turn of the loop registers with the
+            // token's `Notify` again each time, shared by every game.
+            let shutdown = self.rooms.stop_games.clone().cancelled_owned();
+            tokio::pin!(shutdown);
+            // Set when an overdue deadline changed nothing (it should not happen): then wait
+            // a little instead of spinning.
+            let mut stalled = false;
+            let mut commands_open = true;
+            let tenure = self.tenure.clone();
+            loop {
+                // Nothing is done, nothing announced, unless this node can prove it still
+                // holds the game (a cluster's lease: see `tenure`).
+                if self.room.game().is_playing() && !tenure.holds() {
+                    self.suspend_lost();
+                    break;
                 }
-                continue;
-            }
-            if self.stopping || !commands_open {
-                break;
-            }
-            let wake = self.next_wake();
-            // An overdue deadline goes before the commands queued behind it, so a busy game
-            // still announces everything at (or right after) its instant; but an action read
-            // before that instant is judged first, at the instant it was read.
-            if let Some(w) = wake.filter(|&w| !stalled && w <= Instant::now()) {
-                if let Some(cmd) = self.read_before(&mut rx, w) {
+                // The end is being stored: hold everything back until it is on disk.
+                if let Some(durable) = self.durable.as_mut() {
+                    tokio::select! {
+                        biased;
+                        refused = durable => {
+                            if refused {
+                                // Refused as a stale owner's: another node runs the game.
+                                self.durable = None;
+                                self.suspend_lost();
+                                break;
+                            }
+                            self.release();
+                            // The one place a game's end is published (ratings, tournaments):
+                            // once it is stored and its players were told.
+                            if let Some(over) = self.over.take() {
+                                self.rooms.events.publish(over).await;
+                            }
+                        }
+                        cmd = rx.recv(), if commands_open => match cmd {
+                            Some(cmd) => self.deferred.push_back(cmd),
+                            None => commands_open = false,
+                        },
+                    }
+                    continue;
+                }
+                if self.stopping || !commands_open {
+                    break;
+                }
+                let wake = self.next_wake();
+                // An overdue deadline goes before the commands queued behind it, so a busy game
+                // still announces everything at (or right after) its instant; but an action read
+                // before that instant is judged first, at the instant it was read.
+                if let Some(w) = wake.filter(|&w| !stalled && w <= Instant::now()) {
+                    if let Some(cmd) = self.read_before(&mut rx, w) {
+                        self.handle(cmd);
+                        continue;
+                    }
+                    if self.linger_until.is_some_and(|t| t <= w) {
+                        break;
+                    }
+                    self.rooms
+                        .metrics
+                        .timer_lateness
+                        .observe(Instant::now() - w);
+                    self.on_time();
+                    stalled = self.next_wake() == wake;
+                    if stalled {
+                        tracing::warn!(game = %self.id, "a deadline passed without effect");
+                    }
+                    continue;
+                }
+                if let Some(cmd) = self.deferred.pop_front() {
                     self.handle(cmd);
                     continue;
                 }
-                if self.linger_until.is_some_and(|t| t <= w) {
-                    break;
-                }
-                self.rooms
-                    .metrics
-                    .timer_lateness
-                    .observe(Instant::now() - w);
-                self.on_time();
-                stalled = self.next_wake() == wake;
-                if stalled {
-                    tracing::warn!(game = %self.id, "a deadline passed without effect");
-                }
-                continue;
-            }
-            if let Some(cmd) = self.deferred.pop_front() {
-                self.handle(cmd);
-                continue;
-            }
-            let wake = if stalled {
-                wake.map(|_| Instant::now() + Duration::from_millis(5))
-            } else {
-                wake
-            };
-            stalled = false;
-            // Only while playing: a game over (lingering) has nothing left to fence, and a
-            // deadline already past would wake the loop again at once.
-            let tenure_due = tenure.deadline().filter(|_| self.room.game().is_playing());
-            let tenure_ends = tenure_due.is_some();
-            tokio::select! {
-                biased;
-                _ = &mut shutdown, if !self.stopping => {
-                    let now = self.now_ms();
-                    if self.room.game().is_playing() && self.rooms.config.resume_games {
-                        // Suspended, not ended: its journal is in the database, and the
-                        // next start takes it up again (`restore`).
-                        tracing::info!(game = %self.id, at_ms = now, "game suspended for a restart");
-                    } else {
-                        self.room.abort_for_shutdown(now);
-                        self.flush();
+                let wake = if stalled {
+                    wake.map(|_| Instant::now() + Duration::from_millis(5))
+                } else {
+                    wake
+                };
+                stalled = false;
+                // Only while playing: a game over (lingering) has nothing left to fence, and a
+                // deadline already past would wake the loop again at once.
+                let tenure_due = tenure.deadline().filter(|_| self.room.game().is_playing());
+                let tenure_ends = tenure_due.is_some();
+                tokio::select! {
+                    biased;
+                    _ = &mut shutdown, if !self.stopping => {
+                        let now = self.now_ms();
+                        if self.room.game().is_playing() && self.rooms.config.resume_games {
+                            // Suspended, not ended: its journal is in the database, and the
+                            // next start takes it up again (`restore`).
+                            tracing::info!(game = %self.id, at_ms = now, "game suspended for a restart");
+                        } else {
+                            self.room.abort_for_shutdown(now);
+                            self.flush();
+                        }
+                        self.stopping = true;
                     }
-                    self.stopping = true;
+                    cmd = rx.recv() => match cmd {
+                        // Through the loop's top: a deadline that came meanwhile is weighed
+                        // against the instant the command was read.
+                        Some(cmd) => self.deferred.push_back(cmd),
+                        None => break,
+                    },
+                    _ = wait_until(&mut self.alarm, wake.unwrap_or_else(Instant::now)), if wake.is_some() => {}
+                    _ = sleep_until(self.watchers_due.unwrap_or_else(Instant::now)), if self.watchers_due.is_some() => {
+                        self.send_watchers();
+                    }
+                    // In a cluster: wake when the proven hold runs out or is lost, to tell the
+                    // clients at once (the loop's top checks it).
+                    _ = tenure.lost(), if tenure_ends => {}
+                    _ = sleep_until(tenure_due.unwrap_or_else(Instant::now)), if tenure_due.is_some() => {}
                 }
-                cmd = rx.recv() => match cmd {
-                    // Through the loop's top: a deadline that came meanwhile is weighed
-                    // against the instant the command was read.
-                    Some(cmd) => self.deferred.push_back(cmd),
-                    None => break,
-                },
-                _ = wait_until(&mut self.alarm, wake.unwrap_or_else(Instant::now)), if wake.is_some() => {}
-                _ = sleep_until(self.watchers_due.unwrap_or_else(Instant::now)), if self.watchers_due.is_some() => {
-                    self.send_watchers();
-                }
-                // In a cluster: wake when the proven hold runs out or is lost, to tell the
-                // clients at once (the loop's top checks it).
-                _ = tenure.lost(), if tenure_ends => {}
-                _ = sleep_until(tenure_due.unwrap_or_else(Instant::now)), if tenure_due.is_some() => {}
             }
+            self.rooms.remove_game(self.id);
+            for sub in &self.subs {
+                sub.peer.seated.remove(self.id);
+            }
+            tracing::info!(game = %self.id, "game closed");
         }
-        self.rooms.remove_game(self.id);
-        for sub in &self.subs {
-            sub.peer.seated.remove(self.id);
-        }
-        tracing::info!(game = %self.id, "game closed");
     }
 
     /// The next queued command if it must be handled before a deadline at `due`: an

@@ -249,7 +249,8 @@ async fn ws(
         };
         let (code, message) = refusal_of(refusal);
         tracing::warn!(%addr, code, "websocket refused");
-        connection::refuse(socket, code, message).await
+        // Boxed: rare, and its socket would otherwise take room in every connection's task.
+        Box::pin(connection::refuse(socket, code, message)).await
     })
 }
 

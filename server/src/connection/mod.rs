@@ -117,13 +117,17 @@ struct Conn {
 /// Serves one upgraded websocket until it closes.
 /// `reserve`: the connection came in the server's reserve (at its connection limit): it
 /// may only come back as a player with a live game.
-pub async fn serve(
+///
+/// Not an `async fn`: the connection is set up before the future is made, so the future
+/// holds the connection and its socket once, not also the arguments they were made from
+/// (an `async fn` keeps room for its arguments for its whole life).
+pub fn serve(
     socket: WebSocket,
     hub: Arc<Hub>,
-    _guard: IpGuard,
+    guard: IpGuard,
     addr: SocketAddr,
     reserve: bool,
-) {
+) -> impl std::future::Future<Output = ()> + Send {
     let config = &hub.config;
     let (tx, rx) = mpsc::channel(config.outbound_queue.max(1));
     let kill = Arc::new(Kill::default());
@@ -169,13 +173,18 @@ pub async fn serve(
     let metrics = &hub.metrics;
     metrics.connections_open.fetch_add(1, Ordering::Relaxed);
     metrics.connections_total.fetch_add(1, Ordering::Relaxed);
-    conn.run(&mut socket).await;
-    Box::pin(conn.cleanup()).await;
-    metrics.connections_open.fetch_sub(1, Ordering::Relaxed);
-    kill.kill(CLOSE_NORMAL, "bye");
-    drop(conn);
-    let reason = kill.reason().expect("killed just above");
-    socket.close(reason).await;
+    async move {
+        let _guard = guard;
+        conn.run(&mut socket).await;
+        Box::pin(conn.cleanup()).await;
+        hub.metrics.connections_open.fetch_sub(1, Ordering::Relaxed);
+        kill.kill(CLOSE_NORMAL, "bye");
+        drop(conn);
+        let reason = kill.reason().expect("killed just above");
+        // Boxed: this future takes the socket by value and would otherwise be a second
+        // socket's room in every connection's task for its whole life.
+        Box::pin(socket.close(reason)).await;
+    }
 }
 
 impl Conn {
