@@ -12,7 +12,6 @@ use protocol::bot::{plan, BotConfig, Plan};
 use protocol::game::{Action, Game, Player};
 use protocol::record::EntryKind;
 use protocol::wire::{Change, GameId, ServerFrame, ServerMessage};
-use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Duration, Instant};
 
 use crate::peer::{Kill, Peer, PlayerRec};
@@ -30,7 +29,7 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
 /// A fresh bot seat: the connection-like peer a game subscribes; its driver task plays
 /// the first game that sends it a snapshot, then ends.
 pub fn seat_peer(hub: &Arc<Rooms>, player: &Arc<PlayerRec>) -> Peer {
-    let (tx, rx) = mpsc::channel(hub.config.outbound_queue.max(64));
+    let (tx, rx) = crate::outbox::channel(hub.config.outbound_queue.max(64));
     let peer = Peer {
         conn: hub.next_conn_id(),
         tx,
@@ -211,7 +210,7 @@ async fn drive(
     hub: Weak<Rooms>,
     player: Arc<PlayerRec>,
     peer: Peer,
-    mut rx: mpsc::Receiver<Utf8Bytes>,
+    mut rx: crate::outbox::Receiver<Utf8Bytes>,
 ) {
     let mut driver = match hub.upgrade() {
         Some(h) => Driver::new(match player.bot_level {

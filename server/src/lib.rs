@@ -29,6 +29,7 @@ pub mod limits;
 pub mod lobby;
 pub mod matching;
 pub mod metrics;
+pub mod outbox;
 pub mod peer;
 pub mod ping;
 pub mod ratings;

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use axum::extract::ws::Utf8Bytes;
 use protocol::wire::{GameId, LobbyMessage, ServerMessage};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::Notify;
 
 use crate::codec::{encode, encode_reply, Reply};
 
@@ -70,7 +70,7 @@ pub const CLOSE_FELL_BEHIND: &str = "too slow: fell behind a watched game";
 #[derive(Clone)]
 pub struct Peer {
     pub conn: u64,
-    pub tx: mpsc::Sender<Utf8Bytes>,
+    pub tx: crate::outbox::Sender<Utf8Bytes>,
     pub kill: Arc<Kill>,
     pub seated: Arc<Seated>,
     /// Set on a copy of the peer handed along with one client message: what its answers
@@ -126,14 +126,14 @@ impl Peer {
     pub fn send(&self, text: Utf8Bytes) -> bool {
         match self.tx.try_send(text) {
             Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
+            Err(crate::outbox::TrySendError::Full(_)) => {
                 self.kill.kill(
                     CLOSE_SLOW,
                     "outbound queue full: the client stopped reading",
                 );
                 false
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
+            Err(crate::outbox::TrySendError::Closed(_)) => false,
         }
     }
 

@@ -208,7 +208,7 @@ impl Rooms {
     /// game, or a pairing whose connection closed meanwhile): nothing is delivered; he
     /// takes his seat with `join` when he comes.
     pub fn empty_seat_peer(&self) -> Peer {
-        let (tx, _) = mpsc::channel(1);
+        let (tx, _) = crate::outbox::channel(1);
         Peer {
             conn: self.next_conn_id(),
             tx,

@@ -97,8 +97,9 @@ impl Cluster {
                 return p.clone();
             }
         }
-        let (tx, mut rx) =
-            mpsc::channel::<axum::extract::ws::Utf8Bytes>(self.rooms.config.outbound_queue);
+        let (tx, mut rx) = crate::outbox::channel::<axum::extract::ws::Utf8Bytes>(
+            self.rooms.config.outbound_queue,
+        );
         let peer = Peer {
             conn: self.rooms.next_conn_id(),
             tx,

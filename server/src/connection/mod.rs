@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use protocol::wire::{ClientMessage, GameId, ServerMessage};
-use tokio::sync::mpsc;
 use tokio::time::{Duration, Instant};
 
 use crate::clock::unix_ms;
@@ -129,7 +128,7 @@ pub fn serve(
     reserve: bool,
 ) -> impl std::future::Future<Output = ()> + Send {
     let config = &hub.config;
-    let (tx, rx) = mpsc::channel(config.outbound_queue.max(1));
+    let (tx, rx) = crate::outbox::channel(config.outbound_queue.max(1));
     let kill = Arc::new(Kill::default());
     let peer = Peer {
         conn: hub.next_conn_id(),

@@ -18,7 +18,6 @@ use std::task::{Context, Poll};
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures::{Sink, SinkExt, Stream};
-use tokio::sync::mpsc;
 use tokio::time::{interval_at, Duration, Instant, Interval, MissedTickBehavior, Sleep};
 
 use crate::peer::{CloseReason, Kill};
@@ -51,7 +50,7 @@ type Waiting<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 pub struct Socket {
     ws: WebSocket,
-    rx: mpsc::Receiver<Utf8Bytes>,
+    rx: crate::outbox::Receiver<Utf8Bytes>,
     /// Frames were written since the last flush.
     unflushed: bool,
     /// A ping is due but the socket was not ready for it.
@@ -80,7 +79,7 @@ pub struct Settings {
 impl Socket {
     pub fn new(
         ws: WebSocket,
-        rx: mpsc::Receiver<Utf8Bytes>,
+        rx: crate::outbox::Receiver<Utf8Bytes>,
         pinger: Arc<Pinger>,
         kill: Arc<Kill>,
         shutdown: tokio_util::sync::CancellationToken,

@@ -15,17 +15,17 @@ use protocol::wire::Change;
 
 struct Seat {
     peer: Peer,
-    rx: mpsc::Receiver<Utf8Bytes>,
+    rx: crate::outbox::Receiver<Utf8Bytes>,
     player: Arc<PlayerRec>,
     seat: Player,
 }
 
-async fn recv(rx: &mut mpsc::Receiver<Utf8Bytes>) -> ServerMessage {
+async fn recv(rx: &mut crate::outbox::Receiver<Utf8Bytes>) -> ServerMessage {
     let text = rx.recv().await.expect("a message");
     serde_json::from_str(text.as_str()).expect("valid message")
 }
 
-async fn next_event(rx: &mut mpsc::Receiver<Utf8Bytes>) -> GameEvent {
+async fn next_event(rx: &mut crate::outbox::Receiver<Utf8Bytes>) -> GameEvent {
     loop {
         if let ServerMessage::Event(ev) = recv(rx).await {
             return *ev;
@@ -46,7 +46,7 @@ async fn pair(settings: Settings, config: Config) -> (Arc<Hub>, GameId, Seat, Se
     let mut seats = Vec::new();
     let mut game = None;
     for (i, name) in ["Ann", "Ben"].into_iter().enumerate() {
-        let (tx, rx) = mpsc::channel(64);
+        let (tx, rx) = crate::outbox::channel(64);
         let peer = Peer {
             conn: i as u64,
             tx,

@@ -65,7 +65,7 @@ impl ClusterLobby {
     /// subject (see [`relay_out`]).
     pub(super) fn relay_peer(&self, node: &str, conn: u64) -> Peer {
         let rooms = &self.cluster.rooms;
-        let (tx, rx) = mpsc::channel(rooms.config.outbound_queue);
+        let (tx, rx) = crate::outbox::channel(rooms.config.outbound_queue);
         let peer = Peer {
             conn: rooms.next_conn_id(),
             tx,
@@ -150,7 +150,7 @@ async fn relay_out(
     peer: Peer,
     node: String,
     conn: u64,
-    mut rx: mpsc::Receiver<axum::extract::ws::Utf8Bytes>,
+    mut rx: crate::outbox::Receiver<axum::extract::ws::Utf8Bytes>,
 ) {
     let subject = to_subject(&node);
     let mut known: HashSet<GameId> = HashSet::new();
