@@ -15,7 +15,6 @@ use protocol::settings::Settings;
 use protocol::wire::{
     GameEvent, GameId, GameSummary, LobbyMessage, PlayerRef, SeatInfo, Seq, ServerMessage, Snapshot,
 };
-use tokio::sync::mpsc;
 use tokio::time::{sleep_until, Duration, Instant};
 
 use crate::alarm::Alarm;
@@ -127,7 +126,7 @@ impl GameTask {
     /// The game's task. Not an `async fn`: the future holds the task's state once, where an
     /// `async fn` keeps room for its `self` argument besides (a game's state is ~2 KB).
     #[allow(clippy::manual_async_fn)]
-    fn run(mut self, mut rx: mpsc::Receiver<GameCmd>) -> impl Future<Output = ()> + Send {
+    fn run(mut self, mut rx: crate::outbox::Receiver<GameCmd>) -> impl Future<Output = ()> + Send {
         async move {
             // Made once: a new `cancelled()` at every turn of the loop registers with the
             // token's `Notify` again each time, shared by every game.
@@ -251,7 +250,11 @@ impl GameTask {
     /// The next queued command if it must be handled before a deadline at `due`: an
     /// action read before `due`, or anything queued ahead of one. Commands looked at are
     /// kept in `deferred`, in order; at most the queue's capacity is ever held there.
-    fn read_before(&mut self, rx: &mut mpsc::Receiver<GameCmd>, due: Instant) -> Option<GameCmd> {
+    fn read_before(
+        &mut self,
+        rx: &mut crate::outbox::Receiver<GameCmd>,
+        due: Instant,
+    ) -> Option<GameCmd> {
         let read_before = |c: &GameCmd| match c {
             GameCmd::Act { received, .. } | GameCmd::Lag { received, .. } => *received < due,
             _ => false,

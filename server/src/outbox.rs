@@ -1,9 +1,11 @@
-//! A connection's bounded outbound queue of frames: many senders (its games, its own
-//! answers), one receiver (its socket).
+//! A bounded queue with many senders and one receiver, for the queues there is one of per
+//! connection (its outbound frames: its games and its own answers in, its socket out) and
+//! per game (its commands).
 //!
 //! Why not tokio's `mpsc`: its channel allocates a block of 32 slots when it is made and
-//! keeps one or two for its life, about 1–2 KB per connection whatever is queued; with tens
-//! of thousands of mostly idle connections that was a tenth of the server's memory. Here
+//! keeps one or two for its life, 1–2 KB per connection and 2–5 KB per game (a command is
+//! 72 bytes) whatever is queued; with tens of thousands of mostly idle connections that was
+//! a tenth of the server's memory. Here
 //! the queue holds what is queued (a `VecDeque` that grows with a burst and is given back
 //! when a large one empties), behind a lock that is only ever taken for a push or a pop.
 //! The interface is the part of `mpsc`'s that the server uses, with its error types.
@@ -13,7 +15,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 
 use futures::task::AtomicWaker;
-pub use tokio::sync::mpsc::error::{TryRecvError, TrySendError};
+pub use tokio::sync::mpsc::error::{SendError, TryRecvError, TrySendError};
+use tokio::sync::Notify;
 
 /// Capacity an emptied queue may keep: past it, the memory of a burst is given back.
 const KEPT: usize = 16;
@@ -28,6 +31,9 @@ struct Shared<T> {
     state: Mutex<State<T>>,
     /// The receiver's task, woken by a push or by the last sender's going.
     waker: AtomicWaker,
+    /// Senders waiting for room (`send`), woken by a pop from a full queue or by the
+    /// receiver's going.
+    space: Notify,
     cap: usize,
 }
 
@@ -47,6 +53,7 @@ pub fn channel<T>(cap: usize) -> (Sender<T>, Receiver<T>) {
             receiver: true,
         }),
         waker: AtomicWaker::new(),
+        space: Notify::new(),
         cap: cap.max(1),
     });
     (
@@ -112,6 +119,23 @@ impl<T> Sender<T> {
         Ok(())
     }
 
+    /// Queues `item`, waiting for room while the queue is full; `Err` if the receiver is
+    /// (or goes) away.
+    pub async fn send(&self, mut item: T) -> Result<(), SendError<T>> {
+        loop {
+            let room = self.shared.space.notified();
+            tokio::pin!(room);
+            // Registered before looking, so a pop between the look and the wait wakes it.
+            room.as_mut().enable();
+            match self.try_send(item) {
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Closed(back)) => return Err(SendError(back)),
+                Err(TrySendError::Full(back)) => item = back,
+            }
+            room.await;
+        }
+    }
+
     /// Items that can still be queued.
     pub fn capacity(&self) -> usize {
         self.shared.cap - self.shared.lock().queue.len().min(self.shared.cap)
@@ -135,18 +159,24 @@ impl<T> Drop for Receiver<T> {
             state.receiver = false;
             std::mem::take(&mut state.queue)
         };
-        // Dropped without the lock held (a frame's drop could be anything).
+        // Dropped without the lock held (an item's drop could be anything).
         drop(dropped);
+        self.shared.space.notify_waiters();
     }
 }
 
 impl<T> Receiver<T> {
     fn pop(&self) -> Result<T, TryRecvError> {
         let mut state = self.shared.lock();
+        let was_full = state.queue.len() >= self.shared.cap;
         match state.queue.pop_front() {
             Some(item) => {
                 if state.queue.is_empty() && state.queue.capacity() > KEPT {
                     state.queue = VecDeque::new();
+                }
+                drop(state);
+                if was_full {
+                    self.shared.space.notify_waiters();
                 }
                 Ok(item)
             }
@@ -241,6 +271,26 @@ mod tests {
         tokio::task::yield_now().await;
         drop(tx);
         assert_eq!(waiting.await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_sender_waits_for_room_and_is_told_when_the_receiver_goes() {
+        let (tx, mut rx) = channel(1);
+        tx.send(1).await.unwrap();
+        let waiting = tokio::spawn({
+            let tx = tx.clone();
+            async move { tx.send(2).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        assert_eq!(rx.recv().await, Some(1));
+        waiting.await.unwrap().unwrap();
+        assert_eq!(rx.recv().await, Some(2));
+        tx.send(3).await.unwrap();
+        let refused = tokio::spawn(async move { tx.send(4).await });
+        tokio::task::yield_now().await;
+        drop(rx);
+        assert_eq!(refused.await.unwrap().map_err(|e| e.0), Err(4));
     }
 
     #[test]

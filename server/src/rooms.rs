@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashMap;
 use protocol::game::Action;
 use protocol::wire::{GameId, GameSummary, Seq};
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -72,7 +71,7 @@ pub trait Relay: Send + Sync {
 /// A live game as the rest of the server sees it.
 #[derive(Clone)]
 pub struct GameHandle {
-    pub tx: mpsc::Sender<GameCmd>,
+    pub tx: crate::outbox::Sender<GameCmd>,
     pub summary: Arc<Mutex<GameSummary>>,
     pub seats: [Arc<PlayerRec>; 2],
     /// Game time 0: a message's receipt in game time is measured from it.
@@ -322,7 +321,7 @@ mod tests {
         };
         let settings = protocol::settings::Settings::default();
         GameHandle {
-            tx: mpsc::channel(1).0,
+            tx: crate::outbox::channel(1).0,
             summary: Arc::new(Mutex::new(GameSummary {
                 game: GameId::nil(),
                 level: settings.level,

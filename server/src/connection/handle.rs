@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use protocol::wire::{ClientMessage, GameId, LobbyMessage, ServerMessage, LIST_LIMIT};
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::hub::tournament::TournamentOp;
@@ -418,7 +417,7 @@ impl Conn {
         }
         match handle.tx.try_send(cmd) {
             Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
+            Err(crate::outbox::TrySendError::Full(_)) => {
                 self.error(
                     "game_busy",
                     "the game is busy: try again in a moment",
@@ -426,7 +425,7 @@ impl Conn {
                 );
                 false
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => {
+            Err(crate::outbox::TrySendError::Closed(_)) => {
                 self.unknown_game(game);
                 false
             }

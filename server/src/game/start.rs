@@ -144,7 +144,7 @@ impl GameTask {
         seats: [Arc<PlayerRec>; 2],
         start: Instant,
         tournament: Option<crate::events::TournamentGame>,
-    ) -> (GameTask, mpsc::Receiver<GameCmd>) {
+    ) -> (GameTask, crate::outbox::Receiver<GameCmd>) {
         let id = start_info.id;
         let game = room.game();
         let settings = game.settings().clone();
@@ -162,7 +162,7 @@ impl GameTask {
             rated,
             tc: control,
         }));
-        let (tx, rx) = mpsc::channel(rooms.config.game_queue);
+        let (tx, rx) = crate::outbox::channel(rooms.config.game_queue);
         let tenure = Arc::new(crate::tenure::Tenure::of_game(&rooms.config));
         rooms.insert_game(
             id,
@@ -206,7 +206,7 @@ impl GameTask {
         (task, rx)
     }
 
-    pub(super) fn launch(self, rx: mpsc::Receiver<GameCmd>) {
+    pub(super) fn launch(self, rx: crate::outbox::Receiver<GameCmd>) {
         let rooms = self.rooms.clone();
         rooms.spawn_game(self.run(rx));
     }
