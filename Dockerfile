@@ -8,6 +8,11 @@
 
 # ---- build ---------------------------------------------------------------------------
 FROM rust:1-slim-bookworm AS build
+# make: the server's allocator crate (tikv-jemalloc-sys) builds jemalloc with it (gcc is in
+# the image already).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends make \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # The whole workspace (every member's manifest is needed to resolve it); .dockerignore
 # keeps target/ and .git out.

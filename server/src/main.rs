@@ -7,6 +7,12 @@ use clap::Parser;
 use server::Config;
 use tracing_subscriber::EnvFilter;
 
+/// jemalloc instead of glibc's malloc: with 18,000 sockets it kept 0.8 KB less per socket
+/// (glibc keeps what a burst freed in its per-thread arenas) and spent no more CPU per
+/// move (BENCHMARKS.md, issue 14). mimalloc, tried before, kept 4-5 KB more.
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// TAMSK online: authoritative real-time websocket server.
 #[derive(Parser, Debug)]
 #[command(version, about)]
