@@ -12,9 +12,9 @@
 //! equal to what was sent, because the engine is deterministic (the tests check it
 //! against a client that never left).
 //!
-//! Memory: [`Logged`] is at most 40 bytes, one per event (about one per move, plus the
+//! Memory: [`Logged`] is at most 16 bytes, one per event (about one per move, plus the
 //! timed, presence and lag events), next to the entries the game keeps anyway. However
-//! long a game goes on, `Config::history` bounds the log (4096 events, 160 KiB, by
+//! long a game goes on, `Config::history` bounds the log (4096 events, 64 KiB, by
 //! default): beyond it the oldest are forgotten, and a client that missed those gets a
 //! snapshot.
 
@@ -28,11 +28,13 @@ use protocol::wire::{Change, GameEvent, GameId, Seq, ServerMessage};
 
 use crate::codec::encode;
 
-/// One published event, as the log keeps it.
+/// One published event, as the log keeps it: 16 bytes. Instants are kept as
+/// milliseconds after the log's `base` (the first logged event's `now_ms`): a game lasts
+/// minutes, and a `u64` instant per event was half of what a game kept for resumption.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Logged {
-    /// The event's `now_ms`.
-    now_ms: u64,
+    /// The event's `now_ms`, after `base`.
+    now: u32,
     what: What,
 }
 
@@ -44,7 +46,8 @@ enum What {
     Presence {
         player: Player,
         connected: bool,
-        grace_until_ms: Option<u64>,
+        /// After `base`.
+        grace_until: Option<u32>,
     },
     GraceExpired {
         player: Player,
@@ -55,6 +58,8 @@ enum What {
 pub struct History {
     /// The seq of `items[0]`.
     first: Seq,
+    /// The instant the logged instants count from (`None` until the first event).
+    base: Option<u64>,
     items: VecDeque<Logged>,
     /// Most events kept.
     cap: usize,
@@ -70,6 +75,7 @@ impl History {
     pub fn after(last: Seq, cap: usize) -> History {
         History {
             first: last + 1,
+            base: None,
             items: VecDeque::new(),
             cap: cap.max(1),
         }
@@ -79,21 +85,35 @@ impl History {
     /// game's entries.
     pub fn push(&mut self, seq: Seq, now_ms: u64, change: &Change, entry: usize) {
         debug_assert_eq!(seq, self.first + self.items.len() as u64, "seq in order");
+        let base = *self.base.get_or_insert(now_ms);
+        let after = |ms: u64| ms.checked_sub(base).and_then(|d| u32::try_from(d).ok());
         let what = match *change {
             // A `lag` change is its entry too.
-            Change::Play { .. } | Change::Lag { .. } => What::Play(entry as u32),
+            Change::Play { .. } | Change::Lag { .. } => Some(What::Play(entry as u32)),
             Change::Presence {
                 player,
                 connected,
                 grace_until_ms,
-            } => What::Presence {
-                player,
-                connected,
-                grace_until_ms,
+            } => match grace_until_ms.map(after) {
+                Some(None) => None,
+                grace_until => Some(What::Presence {
+                    player,
+                    connected,
+                    grace_until: grace_until.flatten(),
+                }),
             },
-            Change::GraceExpired { player } => What::GraceExpired { player },
+            Change::GraceExpired { player } => Some(What::GraceExpired { player }),
         };
-        self.items.push_back(Logged { now_ms, what });
+        let (Some(now), Some(what)) = (after(now_ms), what) else {
+            // An instant out of the log's range (before its first event, or 49 days
+            // after it): the log starts again from the next event, and a client that
+            // missed this one gets a snapshot.
+            self.items.clear();
+            self.first = seq + 1;
+            self.base = None;
+            return;
+        };
+        self.items.push_back(Logged { now, what });
         if self.items.len() > self.cap {
             self.items.pop_front();
             self.first += 1;
@@ -119,12 +139,14 @@ impl History {
         if !self.has_after(after, last) {
             return None;
         }
+        let base = self.base.unwrap_or(0);
         let missed = self.items.range((after + 1 - self.first) as usize..);
         let mut replica = Game::new(settings.clone());
         // Entries before `applied` are on the replica.
         let mut applied = 0;
         let mut frames = Vec::with_capacity(missed.len());
         for (seq, logged) in (after + 1..).zip(missed) {
+            let now_ms = base + u64::from(logged.now);
             let change = match logged.what {
                 What::Play(i) => {
                     let i = i as usize;
@@ -134,23 +156,23 @@ impl History {
                     }
                     let events = entry.apply_to(&mut replica).ok()?;
                     applied = i + 1;
-                    Change::of_entry(entry.clone(), events, logged.now_ms)
+                    Change::of_entry(entry.clone(), events, now_ms)
                 }
                 What::Presence {
                     player,
                     connected,
-                    grace_until_ms,
+                    grace_until,
                 } => Change::Presence {
                     player,
                     connected,
-                    grace_until_ms,
+                    grace_until_ms: grace_until.map(|g| base + u64::from(g)),
                 },
                 What::GraceExpired { player } => Change::GraceExpired { player },
             };
             frames.push(encode(&ServerMessage::Event(Box::new(GameEvent {
                 game,
                 seq,
-                now_ms: logged.now_ms,
+                now_ms,
                 change,
             }))));
         }
@@ -167,7 +189,7 @@ mod tests {
 
     #[test]
     fn a_logged_event_is_small() {
-        assert!(std::mem::size_of::<Logged>() <= 40);
+        assert!(std::mem::size_of::<Logged>() <= 16);
     }
 
     /// A game of moves and lag entries with presence changes between them, to its end:
@@ -276,5 +298,38 @@ mod tests {
             .frames_after(GameId::from_u64_pair(0, 1), 5, &settings, &[])
             .unwrap()
             .is_empty());
+    }
+
+    /// Instants are kept after the first event's: one the log cannot hold (before it)
+    /// starts the log again, so a client that missed it gets a snapshot, and the events
+    /// after it are rebuilt with their own instants.
+    #[test]
+    fn an_instant_the_log_cannot_hold_starts_it_again() {
+        let settings = Settings::blitz(Level::One);
+        let id = GameId::from_u64_pair(0, 1);
+        let grace = |grace_until_ms| Change::Presence {
+            player: Player::Black,
+            connected: false,
+            grace_until_ms,
+        };
+        let frame = |seq, now_ms, change| {
+            encode(&ServerMessage::Event(Box::new(GameEvent {
+                game: id,
+                seq,
+                now_ms,
+                change,
+            })))
+        };
+        let mut history = History::new(10);
+        history.push(1, 5_000, &grace(Some(65_000)), 0);
+        let frames = history.frames_after(id, 0, &settings, &[]).unwrap();
+        assert_eq!(frames, [frame(1, 5_000, grace(Some(65_000)))]);
+        history.push(2, 4_000, &grace(None), 0);
+        assert!(history.frames_after(id, 1, &settings, &[]).is_none());
+        history.push(3, 4_500, &grace(Some(4_000)), 0);
+        assert!(history.frames_after(id, 2, &settings, &[]).is_none());
+        history.push(4, 7_000, &grace(Some(9_000)), 0);
+        let frames = history.frames_after(id, 3, &settings, &[]).unwrap();
+        assert_eq!(frames, [frame(4, 7_000, grace(Some(9_000)))]);
     }
 }
