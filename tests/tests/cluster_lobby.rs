@@ -452,6 +452,59 @@ async fn when_the_lobbys_leader_dies_another_node_leads_and_the_seeks_move_there
     assert_eq!(play_random(&mut red, &mut black, 11, 2).await, 2);
 }
 
+/// A leader that loses its lease but lives on (here: its key purged under it) treats its
+/// own clients' seeks as every other node treats its clients': they are made again at the
+/// next leader (whichever node, itself included), and the seekers are told `seeking`
+/// again, not `seek_cancelled`; only a hosted game's code goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_loses_its_lease_alive_moves_its_own_clients_seeks() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [a, b, _c] = three_nodes(&db, &nats).await;
+    let mut x = Client::new_player_at(a.addr, "Xanthe").await;
+    let mut y = Client::new_player_at(b.addr, "Yusuf").await;
+    let mut h = Client::new_player_at(a.addr, "Hilde").await;
+    seek(&mut x, &blitz()).await;
+    seek(&mut y, &Settings::blitz(Level::Two)).await;
+    h.send(&ClientMessage::Host { settings: blitz() }).await;
+    assert!(matches!(h.recv_lobby().await, LobbyMessage::Hosting { .. }));
+
+    let client = async_nats::connect(nats.url()).await.expect("NATS");
+    let kv = async_nats::jetstream::new(client)
+        .get_key_value(server::cluster::lobby::LOBBY_BUCKET)
+        .await
+        .expect("the lobby's bucket");
+    kv.purge("leader").await.expect("purge the leader's key");
+
+    for (c, settings) in [(&mut x, blitz()), (&mut y, Settings::blitz(Level::Two))] {
+        match within("seeking again", c.recv()).await {
+            ServerMessage::Seeking { settings: s } => assert_eq!(s, settings),
+            other => panic!("expected seeking, got {other:?}"),
+        }
+    }
+    match within("seek_cancelled", h.recv()).await {
+        ServerMessage::SeekCancelled => {}
+        other => panic!("expected seek_cancelled, got {other:?}"),
+    }
+    let mut open: Vec<String> = list_seeks(&mut h)
+        .await
+        .into_iter()
+        .map(|s| s.player.name)
+        .collect();
+    open.sort();
+    assert_eq!(open, ["Xanthe", "Yusuf"]);
+    // The moved seek is paired like any other.
+    let mut z = Client::new_player_at(b.addr, "Zelda").await;
+    z.send(&ClientMessage::Seek {
+        settings: blitz(),
+        rated: None,
+    })
+    .await;
+    let (mut red, mut black) = paired(x, z).await;
+    assert_eq!(play_random(&mut red, &mut black, 5, 2).await, 2);
+}
+
 /// A private game runs on one node (the leader paired it); a watcher with its code on any
 /// other node follows it, while its id alone does not let anyone watch it there either.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -193,10 +193,16 @@ pub trait LobbyHost: Send + Sync {
     fn lobby_op(&self, op: LobbyOp, seeker: Seeker) -> Outcome;
     /// The open seeks, or (`players`) who is online: for anyone, a guest too.
     fn lobby_list(&self, players: bool) -> Outcome;
-    /// This node stopped leading: every seek and challenge goes, its own clients' seekers
-    /// are told `seek_cancelled`; the relays' connections leave the lobby silently (their
-    /// nodes tell them).
-    fn lobby_reset(&self, relays: Vec<(Arc<PlayerRec>, u64)>);
+    /// This node stopped leading: every seek and challenge goes; the relays' connections
+    /// leave the lobby silently (their nodes tell them). Its own clients' open seeks are
+    /// taken out silently and answered (connection, settings, rated), to be made again at
+    /// the next leader, if `keep_seeks` (a lost lease); else (shutdown), and for a hosted
+    /// game's code, their seekers are told `seek_cancelled`.
+    fn lobby_reset(
+        &self,
+        relays: Vec<(Arc<PlayerRec>, u64)>,
+        keep_seeks: bool,
+    ) -> Vec<(u64, Settings, bool)>;
     /// This node leads now: it takes up what the leader runs (the tournaments, from the
     /// database).
     fn lobby_led(&self);
@@ -381,7 +387,7 @@ impl ClusterLobby {
                     Ok(r) => self.extend(r, sent),
                     Err(e) => {
                         tracing::warn!(error = %e, "lost the lobby's lease");
-                        self.step_down();
+                        self.step_down(true);
                     }
                 }
             }
@@ -472,7 +478,7 @@ impl ClusterLobby {
         }
         let led = self.term.lock().expect("term lock").is_some();
         if led && !value_is_mine(&value, &self.cluster.node) {
-            self.step_down();
+            self.step_down(true);
         }
         // Also for the first leader this node sees: its clients had no seek anywhere then,
         // but those that said hello before it was elected are announced to it.
@@ -554,8 +560,10 @@ impl ClusterLobby {
         });
     }
 
-    /// Stops leading: the lobby's state goes (see [`LobbyHost::lobby_reset`]).
-    fn step_down(&self) {
+    /// Stops leading: the lobby's state goes (see [`LobbyHost::lobby_reset`]). With
+    /// `keep_seeks` (the lease was lost, the node lives on), its own clients' open seeks
+    /// are marked to be made again at the next leader, as every other node's are.
+    fn step_down(&self, keep_seeks: bool) {
         *self.term.lock().expect("term lock") = None;
         let relays: Vec<(Arc<PlayerRec>, u64)> = self
             .relays
@@ -565,7 +573,15 @@ impl ClusterLobby {
                 (r.player.clone(), r.peer.conn)
             })
             .collect();
-        self.host.lobby_reset(relays);
+        for (conn, settings, rated) in self.host.lobby_reset(relays, keep_seeks) {
+            // A connection closed meanwhile has nothing to make again.
+            if let Some(mut local) = self.local.get_mut(&conn) {
+                local.seeking = Some(Waiting::Seek {
+                    settings,
+                    rated: Some(rated),
+                });
+            }
+        }
     }
 
     /// Shutdown: leaves the lead at once, so that another node takes it.
@@ -573,7 +589,7 @@ impl ClusterLobby {
         if self.term.lock().expect("term lock").is_none() {
             return;
         }
-        self.step_down();
+        self.step_down(false);
         let _ = self.kv.purge(LEADER_KEY).await;
         tracing::info!(node = %self.cluster.node, "left the lobby's lead");
     }

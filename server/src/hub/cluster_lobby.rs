@@ -159,14 +159,27 @@ impl LobbyHost for HubLobby {
         }
     }
 
-    fn lobby_reset(&self, relays: Vec<(Arc<PlayerRec>, u64)>) {
-        let Some(hub) = self.0.upgrade() else { return };
+    fn lobby_reset(
+        &self,
+        relays: Vec<(Arc<PlayerRec>, u64)>,
+        keep_seeks: bool,
+    ) -> Vec<(u64, protocol::settings::Settings, bool)> {
+        let Some(hub) = self.0.upgrade() else {
+            return Vec::new();
+        };
         for (player, conn) in relays {
             hub.connection_gone(Some(&player), conn);
         }
+        // What is left are this node's own clients' seeks.
+        let kept = if keep_seeks {
+            hub.take_open_seeks()
+        } else {
+            Vec::new()
+        };
         hub.cancel_all_seeks();
         hub.close_all_challenges_because("lobby_moved");
         tokio::spawn(async move { hub.tournaments.forget().await });
+        kept
     }
 
     fn lobby_led(&self) {

@@ -200,6 +200,19 @@ impl Hub {
     }
 
     /// Every seek withdrawn (shutdown): their connections get `seek_cancelled`.
+    /// Takes the open seeks (not a hosted game's code) out of the lobby without telling
+    /// their seekers: (connection, settings, rated).
+    pub fn take_open_seeks(&self) -> Vec<(u64, Settings, bool)> {
+        let mut lobby = self.lobby();
+        let (open, hosted) = std::mem::take(&mut lobby.seeks)
+            .into_iter()
+            .partition(|s| s.code.is_none());
+        lobby.seeks = hosted;
+        open.into_iter()
+            .map(|s: crate::lobby::Seek| (s.seeker.peer.conn, s.settings, s.rated))
+            .collect()
+    }
+
     pub fn cancel_all_seeks(&self) {
         let seeks = std::mem::take(&mut self.lobby().seeks);
         for s in seeks {
