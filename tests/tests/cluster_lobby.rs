@@ -47,6 +47,32 @@ async fn list_seeks(c: &mut Client) -> Vec<SeekInfo> {
     }
 }
 
+/// The seek `c` had at the old leader was made again at the new one.
+async fn seeking_again(c: &mut Client, settings: Settings) {
+    match within("seeking again", c.recv()).await {
+        ServerMessage::Seeking { settings: s } => assert_eq!(s, settings),
+        other => panic!("expected seeking, got {other:?}"),
+    }
+}
+
+async fn seek_cancelled(c: &mut Client) {
+    match within("seek_cancelled", c.recv()).await {
+        ServerMessage::SeekCancelled => {}
+        other => panic!("expected seek_cancelled, got {other:?}"),
+    }
+}
+
+/// The names of the players with an open seek, sorted.
+async fn seekers(c: &mut Client) -> Vec<String> {
+    let mut names: Vec<String> = list_seeks(c)
+        .await
+        .into_iter()
+        .map(|s| s.player.name)
+        .collect();
+    names.sort();
+    names
+}
+
 /// `x` seeks (and waits), then `y` seeks the same: the game they are paired in, as
 /// `(red, black)`.
 async fn quick_match(mut x: Client, mut y: Client) -> (Follower, Follower) {
@@ -394,20 +420,13 @@ async fn when_the_lobbys_leader_dies_another_node_leads_and_the_seeks_move_there
     // clients' seeks again at the new leader, and tells them so.
     a.kill();
     let killed = Instant::now();
-    for (c, settings) in [(&mut x, blitz()), (&mut y, Settings::blitz(Level::Two))] {
-        match within("seeking again", c.recv()).await {
-            ServerMessage::Seeking { settings: s } => assert_eq!(s, settings),
-            other => panic!("expected seeking, got {other:?}"),
-        }
-    }
+    seeking_again(&mut x, blitz()).await;
+    seeking_again(&mut y, Settings::blitz(Level::Two)).await;
     let took = killed.elapsed();
     eprintln!("the seeks moved {took:?} after their leader's death (lease {LEASE:?})");
     assert!(took < LEASE * 3, "{took:?}");
     // A hosted game's code was the old leader's: it goes.
-    match within("seek_cancelled", h.recv()).await {
-        ServerMessage::SeekCancelled => {}
-        other => panic!("expected seek_cancelled, got {other:?}"),
-    }
+    seek_cancelled(&mut h).await;
     // So does the challenge: its challenger is told.
     match within("challenge_closed", w.recv_lobby()).await {
         LobbyMessage::ChallengeClosed {
@@ -418,12 +437,7 @@ async fn when_the_lobbys_leader_dies_another_node_leads_and_the_seeks_move_there
     }
 
     // Both seeks wait at the new leader, which knows every player of the live nodes.
-    let mut open: Vec<String> = list_seeks(&mut h)
-        .await
-        .into_iter()
-        .map(|s| s.player.name)
-        .collect();
-    open.sort();
+    let open = seekers(&mut h).await;
     assert_eq!(open, ["Ximena", "Yorick"]);
     h.send(&ClientMessage::ListPlayers).await;
     match h.recv_lobby().await {
@@ -477,22 +491,10 @@ async fn a_leader_that_loses_its_lease_alive_moves_its_own_clients_seeks() {
         .expect("the lobby's bucket");
     kv.purge("leader").await.expect("purge the leader's key");
 
-    for (c, settings) in [(&mut x, blitz()), (&mut y, Settings::blitz(Level::Two))] {
-        match within("seeking again", c.recv()).await {
-            ServerMessage::Seeking { settings: s } => assert_eq!(s, settings),
-            other => panic!("expected seeking, got {other:?}"),
-        }
-    }
-    match within("seek_cancelled", h.recv()).await {
-        ServerMessage::SeekCancelled => {}
-        other => panic!("expected seek_cancelled, got {other:?}"),
-    }
-    let mut open: Vec<String> = list_seeks(&mut h)
-        .await
-        .into_iter()
-        .map(|s| s.player.name)
-        .collect();
-    open.sort();
+    seeking_again(&mut x, blitz()).await;
+    seeking_again(&mut y, Settings::blitz(Level::Two)).await;
+    seek_cancelled(&mut h).await;
+    let open = seekers(&mut h).await;
     assert_eq!(open, ["Xanthe", "Yusuf"]);
     // The moved seek is paired like any other.
     let mut z = Client::new_player_at(b.addr, "Zelda").await;
