@@ -226,6 +226,11 @@ struct Local {
     /// added by `challenge_sent`, gone with `challenge_closed` or its next game, one of
     /// which may be a challenge's acceptance). At most [`MAX_TRACKED_CHALLENGES`].
     challenges: HashSet<ChallengeId>,
+    /// The challenges this node told it were closed when the leader changed (those of
+    /// `challenges` then): a `challenge_closed` for one of them that the old leader sent
+    /// (alive, stepping down) is not passed on, or it would be told twice. Replaced at
+    /// the next change of leader, so at most [`MAX_TRACKED_CHALLENGES`].
+    told_closed: HashSet<ChallengeId>,
     /// Its lobby messages waiting for the leader, in order (see `queue`).
     asks: Option<mpsc::Sender<queue::Asked>>,
 }
@@ -237,6 +242,7 @@ impl Local {
             player,
             seeking: None,
             challenges: HashSet::new(),
+            told_closed: HashSet::new(),
             asks: None,
         }
     }
@@ -494,7 +500,9 @@ impl ClusterLobby {
         // (a challenge names its challenged player, who may have left meanwhile, so it
         // is not made again).
         for mut l in self.local.iter_mut() {
-            for challenge in std::mem::take(&mut l.challenges) {
+            let closed = std::mem::take(&mut l.challenges);
+            l.told_closed = closed.clone();
+            for challenge in closed {
                 l.peer.send(crate::codec::encode_lobby(
                     &protocol::wire::LobbyMessage::ChallengeClosed {
                         challenge,

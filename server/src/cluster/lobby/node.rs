@@ -27,7 +27,10 @@ impl ClusterLobby {
                     local.challenges.clear();
                     continue;
                 }
-                track_challenge(&mut local.challenges, &p[9..]);
+                let local = &mut *local;
+                if !track_challenge(&mut local.challenges, &mut local.told_closed, &p[9..]) {
+                    continue;
+                }
                 local.peer.clone()
             };
             // The relay is also the connection's proxy in the leader's games: their
@@ -193,8 +196,13 @@ impl ClusterLobby {
 
 /// Keeps `challenges` (a connection's, waiting at the leader) up to date with a frame the
 /// leader sent it: `challenge_sent` adds one, `challenge_closed` ends one. Lobby frames
-/// are few; the others are told apart without parsing.
-fn track_challenge(challenges: &mut HashSet<ChallengeId>, frame: &[u8]) {
+/// are few; the others are told apart without parsing. False: the frame is not to be
+/// passed on (a `challenge_closed` of one in `told_closed`: the client knows already).
+fn track_challenge(
+    challenges: &mut HashSet<ChallengeId>,
+    told_closed: &mut HashSet<ChallengeId>,
+    frame: &[u8],
+) -> bool {
     #[derive(serde::Deserialize)]
     struct Head {
         #[serde(rename = "type")]
@@ -205,20 +213,22 @@ fn track_challenge(challenges: &mut HashSet<ChallengeId>, frame: &[u8]) {
     const CLOSED: &[u8] = b"\"challenge_closed\"";
     let has = |needle: &[u8]| frame.windows(needle.len()).any(|w| w == needle);
     if frame.len() > 2048 || !(has(SENT) || has(CLOSED)) {
-        return;
+        return true;
     }
     let Ok(head) = serde_json::from_slice::<Head>(frame) else {
-        return;
+        return true;
     };
     match head.kind.as_str() {
         "challenge_sent" if challenges.len() < MAX_TRACKED_CHALLENGES => {
             challenges.insert(head.challenge);
         }
+        "challenge_closed" if told_closed.remove(&head.challenge) => return false,
         "challenge_closed" => {
             challenges.remove(&head.challenge);
         }
         _ => {}
     }
+    true
 }
 
 #[cfg(test)]
@@ -232,19 +242,60 @@ mod tests {
         let sent = serde_json::json!({"type": "challenge_sent", "challenge": id,
             "to": {"player_id": "p", "name": "challenge_sent"}, "settings": {"level": 1},
             "expires_ms": 1});
-        let mut tracked = HashSet::new();
-        track_challenge(&mut tracked, sent.to_string().as_bytes());
+        let (mut tracked, mut told) = (HashSet::new(), HashSet::new());
+        assert!(track_challenge(
+            &mut tracked,
+            &mut told,
+            sent.to_string().as_bytes()
+        ));
         assert_eq!(tracked, HashSet::from([id]));
         // Another frame, even one that names a player "challenge_closed", changes nothing.
         let players = serde_json::json!({"type": "players", "players":
             [{"player_id": "q", "name": "challenge_closed"}], "online": 1});
-        track_challenge(&mut tracked, players.to_string().as_bytes());
+        assert!(track_challenge(
+            &mut tracked,
+            &mut told,
+            players.to_string().as_bytes()
+        ));
         assert_eq!(tracked, HashSet::from([id]));
         let closed = crate::codec::encode_lobby(&LobbyMessage::ChallengeClosed {
             challenge: id,
             reason: "declined".into(),
         });
-        track_challenge(&mut tracked, closed.as_bytes());
+        assert!(track_challenge(&mut tracked, &mut told, closed.as_bytes()));
         assert!(tracked.is_empty());
+    }
+
+    /// A challenge the node told its challenger was closed (the leader changed) is not
+    /// closed for him a second time by the old leader's own frame; others are passed on.
+    #[test]
+    fn a_challenge_told_closed_by_the_node_is_not_closed_again_by_the_old_leader() {
+        let closed = |challenge: ChallengeId, reason: &str| {
+            crate::codec::encode_lobby(&LobbyMessage::ChallengeClosed {
+                challenge,
+                reason: reason.into(),
+            })
+        };
+        let mut tracked = HashSet::new();
+        let mut told = HashSet::from([7, 8]);
+        assert!(!track_challenge(
+            &mut tracked,
+            &mut told,
+            closed(7, "gone").as_bytes()
+        ));
+        assert_eq!(told, HashSet::from([8]));
+        // Told once: a second frame for it would be news again (it is not the node's).
+        assert!(track_challenge(
+            &mut tracked,
+            &mut told,
+            closed(7, "gone").as_bytes()
+        ));
+        // One the node did not close (say, a challenge he received) is passed on.
+        assert!(track_challenge(
+            &mut tracked,
+            &mut told,
+            closed(9, "declined").as_bytes()
+        ));
+        assert_eq!(told, HashSet::from([8]));
     }
 }
