@@ -29,12 +29,14 @@ use protocol::wire::{Change, GameEvent, GameId, Seq, ServerMessage};
 use crate::codec::encode;
 
 /// One published event, as the log keeps it: 16 bytes. Instants are kept as
-/// milliseconds after the log's `base` (the first logged event's `now_ms`): a game lasts
-/// minutes, and a `u64` instant per event was half of what a game kept for resumption.
+/// milliseconds from the log's `base` (the first logged event's `now_ms`), either side of
+/// it (a `lag` event carries the instant its measurement was read, which may be before an
+/// event published ahead of it): a game lasts minutes, and a `u64` instant per event was
+/// half of what a game kept for resumption.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Logged {
-    /// The event's `now_ms`, after `base`.
-    now: u32,
+    /// The event's `now_ms`, from `base`.
+    now: i32,
     what: What,
 }
 
@@ -46,8 +48,8 @@ enum What {
     Presence {
         player: Player,
         connected: bool,
-        /// After `base`.
-        grace_until: Option<u32>,
+        /// From `base`.
+        grace_until: Option<i32>,
     },
     GraceExpired {
         player: Player,
@@ -86,7 +88,7 @@ impl History {
     pub fn push(&mut self, seq: Seq, now_ms: u64, change: &Change, entry: usize) {
         debug_assert_eq!(seq, self.first + self.items.len() as u64, "seq in order");
         let base = *self.base.get_or_insert(now_ms);
-        let after = |ms: u64| ms.checked_sub(base).and_then(|d| u32::try_from(d).ok());
+        let from_base = |ms: u64| i32::try_from(i128::from(ms) - i128::from(base)).ok();
         let what = match *change {
             // A `lag` change is its entry too.
             Change::Play { .. } | Change::Lag { .. } => Some(What::Play(entry as u32)),
@@ -94,7 +96,7 @@ impl History {
                 player,
                 connected,
                 grace_until_ms,
-            } => match grace_until_ms.map(after) {
+            } => match grace_until_ms.map(from_base) {
                 Some(None) => None,
                 grace_until => Some(What::Presence {
                     player,
@@ -104,10 +106,10 @@ impl History {
             },
             Change::GraceExpired { player } => Some(What::GraceExpired { player }),
         };
-        let (Some(now), Some(what)) = (after(now_ms), what) else {
-            // An instant out of the log's range (before its first event, or 49 days
-            // after it): the log starts again from the next event, and a client that
-            // missed this one gets a snapshot.
+        let (Some(now), Some(what)) = (from_base(now_ms), what) else {
+            // An instant out of the log's range (24 days from its first event): the log
+            // starts again from the next event, and a client that missed this one gets a
+            // snapshot.
             self.items.clear();
             self.first = seq + 1;
             self.base = None;
@@ -146,7 +148,7 @@ impl History {
         let mut applied = 0;
         let mut frames = Vec::with_capacity(missed.len());
         for (seq, logged) in (after + 1..).zip(missed) {
-            let now_ms = base + u64::from(logged.now);
+            let now_ms = base.saturating_add_signed(i64::from(logged.now));
             let change = match logged.what {
                 What::Play(i) => {
                     let i = i as usize;
@@ -165,7 +167,7 @@ impl History {
                 } => Change::Presence {
                     player,
                     connected,
-                    grace_until_ms: grace_until.map(|g| base + u64::from(g)),
+                    grace_until_ms: grace_until.map(|g| base.saturating_add_signed(i64::from(g))),
                 },
                 What::GraceExpired { player } => Change::GraceExpired { player },
             };
@@ -300,9 +302,9 @@ mod tests {
             .is_empty());
     }
 
-    /// Instants are kept after the first event's: one the log cannot hold (before it)
-    /// starts the log again, so a client that missed it gets a snapshot, and the events
-    /// after it are rebuilt with their own instants.
+    /// Instants are kept from the first event's, either side of it; one the log cannot
+    /// hold (24 days away) starts it again, so a client that missed it gets a snapshot, and
+    /// the events after it are rebuilt with their own instants.
     #[test]
     fn an_instant_the_log_cannot_hold_starts_it_again() {
         let settings = Settings::blitz(Level::One);
@@ -320,16 +322,29 @@ mod tests {
                 change,
             })))
         };
+        let day = 86_400_000;
+        let start = 1_800_000_000_000;
         let mut history = History::new(10);
-        history.push(1, 5_000, &grace(Some(65_000)), 0);
+        history.push(1, start, &grace(Some(start + 60_000)), 0);
+        // Before the first event's instant: still held.
+        history.push(2, start - 500, &grace(None), 0);
         let frames = history.frames_after(id, 0, &settings, &[]).unwrap();
-        assert_eq!(frames, [frame(1, 5_000, grace(Some(65_000)))]);
-        history.push(2, 4_000, &grace(None), 0);
-        assert!(history.frames_after(id, 1, &settings, &[]).is_none());
-        history.push(3, 4_500, &grace(Some(4_000)), 0);
+        assert_eq!(
+            frames,
+            [
+                frame(1, start, grace(Some(start + 60_000))),
+                frame(2, start - 500, grace(None))
+            ]
+        );
+        history.push(3, start + 30 * day, &grace(None), 0);
         assert!(history.frames_after(id, 2, &settings, &[]).is_none());
-        history.push(4, 7_000, &grace(Some(9_000)), 0);
-        let frames = history.frames_after(id, 3, &settings, &[]).unwrap();
-        assert_eq!(frames, [frame(4, 7_000, grace(Some(9_000)))]);
+        history.push(4, start + 31 * day, &grace(Some(start - day)), 0);
+        assert!(history.frames_after(id, 3, &settings, &[]).is_none());
+        history.push(5, start + 32 * day, &grace(Some(start + 33 * day)), 0);
+        let frames = history.frames_after(id, 4, &settings, &[]).unwrap();
+        assert_eq!(
+            frames,
+            [frame(5, start + 32 * day, grace(Some(start + 33 * day)))]
+        );
     }
 }
