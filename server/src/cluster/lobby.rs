@@ -500,9 +500,8 @@ impl ClusterLobby {
         // (a challenge names its challenged player, who may have left meanwhile, so it
         // is not made again).
         for mut l in self.local.iter_mut() {
-            let closed = std::mem::take(&mut l.challenges);
-            l.told_closed = closed.clone();
-            for challenge in closed {
+            l.told_closed = std::mem::take(&mut l.challenges);
+            for &challenge in &l.told_closed {
                 l.peer.send(crate::codec::encode_lobby(
                     &protocol::wire::LobbyMessage::ChallengeClosed {
                         challenge,
