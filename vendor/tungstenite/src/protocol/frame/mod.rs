@@ -123,7 +123,8 @@ impl FrameCodec {
     /// Create a new frame codec.
     pub(super) fn new(in_buf_len: usize) -> Self {
         Self {
-            in_buffer: BytesMut::with_capacity(in_buf_len),
+            // TAMSK's patch (see vendor/README.md): no read buffer until something is read.
+            in_buffer: BytesMut::new(),
             in_buf_max_read: in_buf_len.max(FrameHeader::MAX_SIZE),
             out_buffer: <_>::default(),
             max_out_buffer_len: usize::MAX,
@@ -188,6 +189,10 @@ impl FrameCodec {
                     // Reserve full message length only once, even for multiple
                     // loops or if WouldBlock errors cause multiple fn calls.
                     self.in_buffer.reserve(len);
+                } else if self.in_buffer.is_empty() {
+                    // TAMSK's patch: an idle codec gave its buffer back (see `read_in`):
+                    // take room for a whole read at once, not just for a header.
+                    self.in_buffer.reserve(self.in_buf_max_read);
                 } else {
                     self.in_buffer.reserve(FrameHeader::MAX_SIZE);
                 }
@@ -236,6 +241,15 @@ impl FrameCodec {
         self.in_buffer.resize(self.in_buffer.capacity().min(len + self.in_buf_max_read), 0);
         let size = stream.read(&mut self.in_buffer[len..]);
         self.in_buffer.truncate(len + size.as_ref().copied().unwrap_or(0));
+        // TAMSK's patch (see vendor/README.md): nothing more to read now and no frame
+        // begun: give the buffer back (a frame split from it keeps its part alive) rather
+        // than hold it while the connection waits, which is most of its life.
+        if self.in_buffer.is_empty()
+            && self.header.is_none()
+            && matches!(&size, Err(e) if e.kind() == IoErrorKind::WouldBlock)
+        {
+            self.in_buffer = BytesMut::new();
+        }
         size
     }
 
@@ -288,18 +302,14 @@ impl FrameCodec {
         // TAMSK's patch (see vendor/README.md): an empty buffer does not keep the capacity of
         // the largest batch it ever held (a snapshot, a burst of frames) for the rest of the
         // connection's life; with tens of thousands of mostly idle connections that capacity
-        // was the largest item of a connection's memory.
-        if self.out_buffer.capacity() > OUT_BUFFER_KEPT {
+        // was the largest item of a connection's memory. The next write allocates again.
+        if self.out_buffer.capacity() > 0 {
             self.out_buffer = Vec::new();
         }
 
         Ok(())
     }
 }
-
-/// The capacity an emptied `out_buffer` may keep (TAMSK's patch): room for an ordinary frame
-/// or two, so that small writes do not allocate each time.
-const OUT_BUFFER_KEPT: usize = 1024;
 
 #[cfg(test)]
 mod tests {
@@ -372,5 +382,60 @@ mod tests {
             sock.read(Some(5)),
             Err(Error::Capacity(CapacityError::MessageTooLong { size: 7, max_size: 5 }))
         ));
+    }
+
+    /// Bytes handed out in the chunks given, then `WouldBlock`, as a socket with nothing
+    /// more to read.
+    struct Chunks(Vec<Vec<u8>>);
+
+    impl std::io::Read for Chunks {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(std::io::ErrorKind::WouldBlock.into());
+            }
+            let n = self.0[0].len().min(buf.len());
+            buf[..n].copy_from_slice(&self.0[0][..n]);
+            self.0[0].drain(..n);
+            if self.0[0].is_empty() {
+                self.0.remove(0);
+            }
+            Ok(n)
+        }
+    }
+
+    // TAMSK's patch: a waiting codec holds no buffers.
+    #[test]
+    fn a_codec_with_nothing_to_read_or_write_holds_no_buffers() {
+        use super::FrameCodec;
+        let would_block = |r: crate::Result<Option<Frame>>| {
+            matches!(r, Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::WouldBlock)
+        };
+        let mut codec = FrameCodec::new(1024);
+        assert_eq!(codec.in_buffer.capacity(), 0, "nothing read yet");
+
+        // A whole frame and a half, in one read: the half stays buffered.
+        let mut stream =
+            Chunks(vec![vec![0x82, 0x02, 0x01, 0x02, 0x82, 0x03, 0x07], vec![0x08, 0x09]]);
+        let frame = codec.read_frame(&mut stream, None, false, true).unwrap().unwrap();
+        assert_eq!(frame.into_payload(), &[0x01, 0x02][..]);
+        let frame = codec.read_frame(&mut stream, None, false, true).unwrap().unwrap();
+        assert_eq!(frame.into_payload(), &[0x07, 0x08, 0x09][..]);
+        assert!(would_block(codec.read_frame(&mut stream, None, false, true)));
+        assert_eq!(codec.in_buffer.capacity(), 0, "given back once drained");
+
+        // A frame cut inside its payload keeps its buffer until the rest comes.
+        let mut stream = Chunks(vec![vec![0x82, 0x03, 0x01]]);
+        assert!(would_block(codec.read_frame(&mut stream, None, false, true)));
+        assert!(codec.in_buffer.capacity() >= 2, "the frame's payload is being read");
+        let mut stream = Chunks(vec![vec![0x02, 0x03]]);
+        let frame = codec.read_frame(&mut stream, None, false, true).unwrap().unwrap();
+        assert_eq!(frame.into_payload(), &[0x01, 0x02, 0x03][..]);
+
+        // Written out: the outgoing buffer goes too.
+        let mut out = Vec::new();
+        codec.buffer_frame(&mut out, Frame::ping(vec![0x04; 300])).unwrap();
+        codec.write_out_buffer(&mut out).unwrap();
+        assert_eq!(out.len(), 304, "a 4-byte header and the payload");
+        assert_eq!(codec.out_buffer.capacity(), 0);
     }
 }
