@@ -53,13 +53,13 @@ pub enum EntryKind {
         player: Player,
         action: Action,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        lag_ms: Option<u64>,
+        lag_ms: Option<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        comp_ms: Option<u64>,
+        comp_ms: Option<u32>,
     },
     /// The server's lag estimate for `player` changed (round trip, ms): it moves the
     /// deadlines that judge him.
-    Lag { player: Player, lag_ms: u64 },
+    Lag { player: Player, lag_ms: u32 },
     /// Time passed: the events due up to this instant (deaths, expiries, passes, ...).
     Advance,
     /// The server ended the game for a player who left and did not come back.
@@ -69,6 +69,12 @@ pub enum EntryKind {
     BothAbsent,
     /// The server called the game off (shutdown).
     Abort { reason: AbortReason },
+}
+
+/// A lag figure as an entry keeps it (`u32` ms, 49 days, so that an entry is 32 bytes: a
+/// live game keeps all of its own in memory): a larger one is kept as `u32::MAX`.
+pub fn entry_ms(ms: u64) -> u32 {
+    u32::try_from(ms).unwrap_or(u32::MAX)
 }
 
 impl EntryKind {
@@ -90,7 +96,7 @@ impl Entry {
             EntryKind::Act { player, action, .. } => game.apply(*player, *action, self.at_ms),
             EntryKind::Lag { player, lag_ms } => {
                 let events = game.advance(self.at_ms);
-                game.set_lag(*player, *lag_ms);
+                game.set_lag(*player, (*lag_ms).into());
                 Ok(events)
             }
             EntryKind::Advance => Ok(game.advance(self.at_ms)),
@@ -199,3 +205,23 @@ impl Iterator for Steps<'_> {
 
 #[cfg(test)]
 mod text_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A live game keeps every entry it made in memory (for reconnections and its record):
+    /// their size is per-game memory at scale (BENCHMARKS.md, issue 14).
+    #[test]
+    fn an_entry_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<Entry>(), 32);
+    }
+
+    #[test]
+    fn a_lag_past_32_bits_is_kept_as_the_largest_figure() {
+        assert_eq!(entry_ms(150), 150);
+        assert_eq!(entry_ms(u64::from(u32::MAX)), u32::MAX);
+        assert_eq!(entry_ms(u64::from(u32::MAX) + 1), u32::MAX);
+        assert_eq!(entry_ms(u64::MAX), u32::MAX);
+    }
+}

@@ -219,7 +219,7 @@ mod tests {
             if i % 5 == 0 {
                 let kind = EntryKind::Lag {
                     player: Player::Red,
-                    lag_ms: 20 + i,
+                    lag_ms: 20 + i as u32,
                 };
                 let entry = Entry { at_ms: t, kind };
                 let events = entry.apply_to(&mut game).unwrap();

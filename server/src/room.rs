@@ -5,7 +5,7 @@
 //! stores: the task does that with what comes out, in order.
 
 use protocol::game::{AbortReason, Action, Game, Player};
-use protocol::record::{Entry, EntryKind};
+use protocol::record::{entry_ms, Entry, EntryKind};
 use protocol::view::GameView;
 use protocol::wire::{Change, GameEvent, GameId, SandTable, Seq};
 use protocol::Event;
@@ -156,8 +156,10 @@ impl Room {
     /// A seat's measured lag when it first sits down, before any event: recorded as an
     /// entry so that replicas judge with it too.
     pub fn set_initial_lag(&mut self, player: Player, lag_ms: u64, now: u64) {
-        self.lag_ms[player.index()] = Some(lag_ms);
-        self.game.set_lag(player, lag_ms);
+        // The engine judges with what the entry keeps, as a replica will.
+        let lag_ms = entry_ms(lag_ms);
+        self.lag_ms[player.index()] = Some(lag_ms.into());
+        self.game.set_lag(player, lag_ms.into());
         self.publish_play(0, EntryKind::Lag { player, lag_ms }, Vec::new(), now);
     }
 
@@ -227,12 +229,12 @@ impl Room {
                 Event::LagCompensated { comp_ms, .. } => Some(*comp_ms),
                 _ => None,
             })
-            .sum();
+            .sum::<u64>();
         let kind = EntryKind::Act {
             player: seat,
             action,
-            lag_ms: Some(self.game.credit(seat).lag_ms),
-            comp_ms: Some(comp_ms),
+            lag_ms: Some(entry_ms(self.game.credit(seat).lag_ms)),
+            comp_ms: Some(entry_ms(comp_ms)),
         };
         self.publish_play(at, kind, events, now);
         Ok(())
@@ -309,17 +311,19 @@ impl Room {
     /// replays move the same deadlines). Published once, as a `lag` change at its own
     /// instant; what time brought before it goes out first, as an `advance`.
     pub fn lag_measured(&mut self, player: Player, rtt_ms: u64, at: u64, now: u64) {
+        // The engine judges with what the entry keeps, as a replica will.
+        let rtt_ms = entry_ms(rtt_ms);
         let last = &mut self.lag_ms[player.index()];
-        if last.is_some_and(|l| l.abs_diff(rtt_ms) < 10) || !self.game.is_playing() {
+        if last.is_some_and(|l| l.abs_diff(rtt_ms.into()) < 10) || !self.game.is_playing() {
             return;
         }
-        *last = Some(rtt_ms);
+        *last = Some(rtt_ms.into());
         let events = self.game.advance(at);
         if !events.is_empty() {
             self.publish_play(at, EntryKind::Advance, events, now);
         }
         if self.game.is_playing() {
-            self.game.set_lag(player, rtt_ms);
+            self.game.set_lag(player, rtt_ms.into());
             let kind = EntryKind::Lag {
                 player,
                 lag_ms: rtt_ms,

@@ -324,7 +324,7 @@ fn a_lag_is_published_once_it_moves_by_ten_ms() {
     t.room.lag_measured(Player::Red, 85, 60, 60);
     t.room.lag_measured(Player::Red, 95, 70, 70);
     t.take();
-    let lags: Vec<u64> = t
+    let lags: Vec<u32> = t
         .room
         .entries()
         .iter()
@@ -349,5 +349,20 @@ fn a_lag_is_published_once_it_moves_by_ten_ms() {
         .collect();
     assert_eq!(published, [(80, 50), (95, 70)]);
     assert_eq!(t.room.lag(Player::Red), Some(95));
+    assert_eq!(&t.replica, t.room.game());
+}
+
+#[test]
+fn a_lag_too_large_for_an_entry_is_judged_as_recorded() {
+    let mut t = Table::new(unhurried());
+    t.room.lag_measured(Player::Red, u64::MAX, 50, 50);
+    t.take();
+    let recorded = t.room.entries().iter().find_map(|e| match e.kind {
+        EntryKind::Lag { lag_ms, .. } => Some(lag_ms),
+        _ => None,
+    });
+    assert_eq!(recorded, Some(u32::MAX));
+    assert_eq!(t.room.lag(Player::Red), Some(u64::from(u32::MAX)));
+    // The live engine and a replica fed the published entry judge with the same lag.
     assert_eq!(&t.replica, t.room.game());
 }

@@ -197,7 +197,7 @@ async fn a_client_claiming_two_seconds_of_lag_gains_nothing_beyond_the_measured_
     liar.act(mv).await;
     liar.expect_error("not_your_turn").await;
     // Every lag the engine was given for the liar is the server's measurement.
-    let lags: Vec<u64> = near
+    let lags: Vec<u32> = near
         .log
         .iter()
         .filter_map(|ev| match ev.entry()?.kind {

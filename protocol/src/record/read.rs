@@ -198,11 +198,11 @@ pub(super) fn parse_instant(token: &str) -> Option<u64> {
 }
 
 /// Splits an action's text from the `lag=N comp=N` figures that may follow it.
-fn split_lag(text: &str) -> (&str, Option<u64>, Option<u64>) {
+fn split_lag(text: &str) -> (&str, Option<u32>, Option<u32>) {
     let mut rest = text.trim_end();
     let (mut lag, mut comp) = (None, None);
     while let Some((head, last)) = rest.rsplit_once(char::is_whitespace) {
-        let figure = |key: &str| last.strip_prefix(key).and_then(|v| v.parse::<u64>().ok());
+        let figure = |key: &str| last.strip_prefix(key).and_then(|v| v.parse::<u32>().ok());
         if let Some(v) = figure("lag=") {
             lag = Some(v);
         } else if let Some(v) = figure("comp=") {
@@ -400,7 +400,7 @@ fn parse_record(text: &str) -> Result<(RecordFile, Vec<(Position, String)>), Rec
                 let player = parse_player(&line, it.next(), who)?;
                 let tok = it.next();
                 let lag_ms = tok
-                    .and_then(|&(_, t)| t.parse::<u64>().ok())
+                    .and_then(|&(_, t)| t.parse::<u32>().ok())
                     .ok_or_else(|| {
                         line.error(
                             tok.map_or(content.trim_end().len(), |&(off, _)| off),

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{GameId, Seq};
 use crate::game::{Event, Game, Player};
-use crate::record::{Entry, EntryKind};
+use crate::record::{entry_ms, Entry, EntryKind};
 
 /// One numbered change of a game. On the wire (see [`EventFrame`]) the change is one key
 /// beside `game`, `seq` and `now_ms`: `"play":{...}`, `"gone":[player, grace_until_ms]`,
@@ -68,7 +68,7 @@ impl Change {
             EntryKind::Lag { player, lag_ms } if events.is_empty() && entry.at_ms == now_ms => {
                 Change::Lag {
                     player,
-                    rtt_ms: lag_ms,
+                    rtt_ms: lag_ms.into(),
                 }
             }
             _ => Change::play(entry, events),
@@ -86,7 +86,7 @@ impl GameEvent {
                 at_ms: self.now_ms,
                 kind: EntryKind::Lag {
                     player: *player,
-                    lag_ms: *rtt_ms,
+                    lag_ms: entry_ms(*rtt_ms),
                 },
             }),
             _ => None,
