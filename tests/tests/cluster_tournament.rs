@@ -3,37 +3,41 @@
 
 use std::time::Duration;
 
+use futures::StreamExt;
+use protocol::game::Player;
+use protocol::record::{Entry, EntryKind};
 use protocol::settings::{Level, Settings};
-use protocol::wire::{ClientMessage, LobbyMessage};
-use tamsk_tests::cluster::{node_config, services, Node};
+use protocol::wire::{Change, ClientMessage, GameId, LobbyMessage};
+use server::bot_client::Report;
+use tamsk_tests::cluster::{node_config, owners, services, Node};
+use tamsk_tests::services::{Nats, TestDb};
 use tamsk_tests::*;
+use tokio::task::JoinHandle;
 
-/// A Swiss tournament across nodes: created on one node, joined by players of two others;
-/// the lobby's leader runs it (one runner for the cluster: every pairing is played once),
-/// its rounds reach the players on their nodes, and it finishes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tournament_is_run_once_for_players_on_several_nodes() {
-    let Some((nats, db)) = services().await else {
-        return;
-    };
-    // Bots at test speeds act many times a second: above a person's message rate.
-    let fast_node = |name: &str| server::Config {
+/// Bots at test speeds act many times a second: above a person's message rate.
+fn fast_node(db: &TestDb, nats: &Nats, name: &str) -> Node {
+    Node::start(server::Config {
         rate_per_sec: 1_000,
         rate_burst: 1_000,
-        ..node_config(&db, &nats, name)
-    };
-    let a = Node::start(fast_node("a"));
+        ..node_config(db, nats, name)
+    })
+}
+
+/// Nodes `a` (the lobby's leader: started and serving first), `b` and `c`.
+async fn three_nodes(db: &TestDb, nats: &Nats) -> [Node; 3] {
+    let a = fast_node(db, nats, "a");
     Client::new_player_at(a.addr, "Anchor").await;
-    let b = Node::start(fast_node("b"));
-    let c = Node::start(fast_node("c"));
+    [a, fast_node(db, nats, "b"), fast_node(db, nats, "c")]
+}
+
+/// A two-round Swiss tournament of quick Level 3 games created by a director on `b`, and
+/// four bots entered in it, two on `b` and two on `c`: its id and the bots.
+async fn tournament_of_four(
+    b: &Node,
+    c: &Node,
+    settings: Settings,
+) -> (String, Vec<JoinHandle<anyhow::Result<Report>>>) {
     let mut director = Client::new_player_at(b.addr, "Director").await;
-    let settings = Settings {
-        game_clock: Some(protocol::settings::GameClock {
-            main_ms: 2_000,
-            increment_ms: 0,
-        }),
-        ..Settings::blitz(Level::Three)
-    };
     director
         .send(&ClientMessage::TournamentCreate {
             rounds: 2,
@@ -47,7 +51,7 @@ async fn a_tournament_is_run_once_for_players_on_several_nodes() {
         LobbyMessage::TournamentCreated { tournament, .. } => tournament,
         other => panic!("expected tournament_created, got {other:?}"),
     };
-    let bots: Vec<_> = [b.addr, b.addr, c.addr, c.addr]
+    let bots = [b.addr, b.addr, c.addr, c.addr]
         .into_iter()
         .enumerate()
         .map(|(i, addr)| {
@@ -55,6 +59,12 @@ async fn a_tournament_is_run_once_for_players_on_several_nodes() {
             tokio::spawn(server::bot_client::run(options, |_| {}))
         })
         .collect();
+    (id, bots)
+}
+
+/// Each bot played one game a round, every pairing once, and the tournament is over
+/// after its two rounds (read on `node`).
+async fn played_through(node: &Node, id: &str, bots: Vec<JoinHandle<anyhow::Result<Report>>>) {
     // Each bot returns when told the tournament is over.
     let reports = tokio::time::timeout(Duration::from_secs(120), futures::future::join_all(bots))
         .await
@@ -66,7 +76,129 @@ async fn a_tournament_is_run_once_for_players_on_several_nodes() {
         games.extend(r.games.iter().map(|g| g.0));
     }
     assert_eq!(games.len(), 4, "two boards a round, each played once");
-    let detail = get_json(c.addr, &format!("/api/tournaments/{id}")).await;
+    let detail = get_json(node.addr, &format!("/api/tournaments/{id}")).await;
     assert_eq!(detail["state"], "finished", "{detail}");
     assert_eq!(detail["round"], 2);
+}
+
+/// A Swiss tournament across nodes: created on one node, joined by players of two others;
+/// the lobby's leader runs it (one runner for the cluster: every pairing is played once),
+/// its rounds reach the players on their nodes, and it finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tournament_is_run_once_for_players_on_several_nodes() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [_a, b, c] = three_nodes(&db, &nats).await;
+    let settings = Settings {
+        game_clock: Some(protocol::settings::GameClock {
+            main_ms: 2_000,
+            increment_ms: 0,
+        }),
+        ..Settings::blitz(Level::Three)
+    };
+    let (id, bots) = tournament_of_four(&b, &c, settings).await;
+    played_through(&c, &id, bots).await;
+}
+
+/// The lobby's leader dies (kill -9) while the first round is being played on it (the
+/// leader starts a round's games): the other nodes take its games over from their
+/// journals, and the next leader takes the tournament up from the database without
+/// starting those pairings again (they are live in the database while no node runs them),
+/// records the first round's results, pairs the second round and finishes the tournament.
+///
+/// Checked on the server's side (the tournament's pairings): the players' side is not.
+/// A player whose connection is on the node that takes his game over is not joined to it
+/// again (his node followed the game at its former owner; see the notes of issue 18), so
+/// a bot may wait for a game that ended by his absence, and the bots are not awaited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tournament_goes_on_when_its_leader_dies_during_a_round() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [mut a, b, c] = three_nodes(&db, &nats).await;
+    let owned = owners(&nats).await;
+    let mut puts = owned.watch_all().await.expect("watch the owners' bucket");
+    // No game clock: a game goes on after the takeover (its clock would have run on
+    // through it).
+    let (id, bots) = tournament_of_four(&b, &c, Settings::blitz(Level::Three)).await;
+    // The first round's two games, once the leader owns them...
+    let mut games = Vec::new();
+    within("the first round's games", async {
+        while games.len() < 2 {
+            let entry = puts.next().await.expect("the watch goes on");
+            let entry = entry.expect("watch entry");
+            if entry.operation == async_nats::jetstream::kv::Operation::Put {
+                games.push(entry.key.parse::<GameId>().expect("a game's key"));
+            }
+        }
+    })
+    .await;
+    // ...and once both players of each play it (a watcher on c sees a move of each).
+    for (i, &game) in games.iter().enumerate() {
+        let mut watcher = Client::new_player_at(c.addr, &format!("Watcher{i}")).await;
+        watcher
+            .send(&ClientMessage::Watch {
+                game,
+                after_seq: None,
+            })
+            .await;
+        let mut watcher = Follower::await_snapshot(watcher).await;
+        for player in [Player::Red, Player::Black] {
+            let moved =
+                |e: &Entry| matches!(e.kind, EntryKind::Act { player: p, .. } if p == player);
+            if watcher.entries.iter().any(moved) {
+                continue;
+            }
+            watcher
+                .until_change(
+                    "a move of each player",
+                    |c| matches!(c, Change::Play { entry, .. } if moved(entry)),
+                )
+                .await;
+        }
+    }
+    a.kill();
+    // The tournament's state has no push: read until it is over.
+    let detail = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let detail = get_json(c.addr, &format!("/api/tournaments/{id}")).await;
+            if detail["state"] == "finished" {
+                return detail;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the tournament ends");
+    assert_eq!(detail["round"], 2, "{detail}");
+    let rounds = detail["pairings"].as_array().expect("pairings");
+    assert_eq!(rounds.len(), 2, "{detail}");
+    let played = |round: &serde_json::Value| -> Vec<String> {
+        let boards = round["games"].as_array().expect("a round's games");
+        assert_eq!(boards.len(), 2, "two boards: {round}");
+        for board in boards {
+            assert!(
+                board["result"].is_string(),
+                "every board has a result: {round}"
+            );
+        }
+        boards
+            .iter()
+            .map(|g| g["game"].as_str().expect("a game").to_string())
+            .collect()
+    };
+    let mut first = played(&rounds[0]);
+    first.sort();
+    let mut started: Vec<String> = games.iter().map(|g| g.to_string()).collect();
+    started.sort();
+    assert_eq!(
+        first, started,
+        "the first round's games are those the old leader started"
+    );
+    let second = played(&rounds[1]);
+    assert!(second.iter().all(|g| !first.contains(g)), "{detail}");
+    for bot in bots {
+        bot.abort();
+    }
 }

@@ -282,6 +282,22 @@ impl Tournaments {
         Ok(())
     }
 
+    /// Several nodes: the leader looks again at the running rounds of its tournaments. A
+    /// game of theirs that ended while no node led (or before this node took the
+    /// tournaments up) told its result to nobody who recorded it; its stored row has it.
+    pub async fn sweep(&self, hub: &Arc<Hub>) {
+        if hub.closed_for_new_games() || !hub.lobby_is_here() {
+            return;
+        }
+        let mut live = self.live.lock().await;
+        for t in live.values_mut() {
+            if t.state == TState::Running {
+                start_missing_games(hub, t).await;
+                advance(hub, t).await;
+            }
+        }
+    }
+
     async fn next_start(&self) -> Option<u64> {
         let live = self.live.lock().await;
         live.values()
@@ -489,11 +505,24 @@ async fn start_missing_games(hub: &Arc<Hub>, t: &mut Tournament) {
             return;
         }
         // Several nodes: a game another node runs (the leader changed during the round)
-        // goes on there; its result comes from that node.
+        // goes on there; its result comes from that node. So does one still live in the
+        // database that no node runs this moment: its node died, and another takes it
+        // over from its journal (starting the pairing again would play it twice).
         let game = t.games[number as usize - 1][board];
         if let (Some(cluster), Some(game)) = (hub.cluster.get(), game) {
             if cluster.owner(game).await.is_some() {
                 continue;
+            }
+        }
+        if let (Some(_), Some(game)) = (hub.cluster.get(), game) {
+            match hub.store.is_live(game).await {
+                Ok(false) => {}
+                Ok(true) => continue,
+                Err(e) => {
+                    // Looked at again at the next sweep.
+                    tracing::error!(error = %e, "reading a tournament game failed");
+                    continue;
+                }
             }
         }
         // A game that finished while nobody recorded its result (the server stopped

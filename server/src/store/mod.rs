@@ -521,6 +521,13 @@ impl Store {
         })
     }
 
+    /// Whether the database has game `id` as live (started and not yet stored as over).
+    pub async fn is_live(&self, id: GameId) -> anyhow::Result<bool> {
+        on_db!(&self.db, Ok(false), |sql, pool| {
+            sql::journal::is_live(pool, id).await
+        })
+    }
+
     /// Stores a cut-off game that will not be resumed as aborted (reason `crash`).
     pub async fn store_aborted(&self, game: LiveGame) -> anyhow::Result<()> {
         match &self.db {

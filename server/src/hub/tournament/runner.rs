@@ -8,6 +8,10 @@ use super::*;
 /// tournament due to start.
 const RECHECK_MS: u64 = 250;
 
+/// Several nodes: how often the leader looks again at its running rounds for results
+/// nobody recorded (see `Tournaments::sweep`).
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
 /// The runner: game-over events and start times. Ends when the events close. With
 /// several nodes it also hears the results of tournament games that ended on other nodes,
 /// and tells them of those that end here (see `cluster::results`).
@@ -27,6 +31,8 @@ pub fn spawn_runner(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
             },
             None => None,
         };
+        let mut sweep = tokio::time::interval(SWEEP_EVERY);
+        sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let Some(hub) = weak.upgrade() else { return };
             let changed = changed.notified();
@@ -67,6 +73,11 @@ pub fn spawn_runner(hub: &Arc<Hub>) -> tokio::task::JoinHandle<()> {
                     }
                 }
                 _ = changed => {}
+                _ = sweep.tick(), if cluster.is_some() => {
+                    if let Some(hub) = weak.upgrade() {
+                        hub.tournaments.sweep(&hub).await;
+                    }
+                }
                 _ = tokio::time::sleep(wait.unwrap_or(Duration::ZERO)), if wait.is_some() => {
                     if let Some(hub) = weak.upgrade() {
                         hub.tournaments.start_due(&hub).await;

@@ -45,6 +45,15 @@ pub async fn live_ids(pool: &Pool<DB>) -> anyhow::Result<Vec<(GameId, u64)>> {
         .collect())
 }
 
+/// Whether game `id` is marked live.
+pub async fn is_live(pool: &Pool<DB>, id: GameId) -> anyhow::Result<bool> {
+    let row = sqlx::query("SELECT 1 FROM games WHERE id = $1 AND state = 'playing'")
+        .bind(gid(id))
+        .fetch_optional(pool)
+        .await?;
+    Ok(row.is_some())
+}
+
 const LIVE_COLUMNS: &str =
     "id, red_id, red_name, black_id, black_name, settings, started_ms, code, rated, owner_epoch";
 
