@@ -84,6 +84,12 @@ struct GameTask {
     over: Option<crate::events::GameOver>,
     /// While this node may run the game (see `tenure`).
     tenure: Arc<crate::tenure::Tenure>,
+    /// Taken up from its journal (a restart, or with several nodes a takeover): its frames
+    /// go out to the other nodes whether or not one of them follows it yet. Clients of
+    /// other nodes followed it at its former owner and are not known here: the stream is
+    /// how their nodes learn that it goes on (they see its numbers jump and join them to it
+    /// again, see `cluster::fanout`).
+    publish_all: bool,
 }
 
 /// How a game is played beyond its settings.

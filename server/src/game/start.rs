@@ -97,6 +97,7 @@ pub fn restore(
     let seq = unix_ms().saturating_mul(1_000);
     let room = new_room(rooms, id, game, entries, seq);
     let (mut task, rx) = GameTask::open(rooms, start_info, room, seats, start, tournament);
+    task.publish_all = true;
     let now = task.now_ms();
     task.room.catch_up(now, now);
     task.flush();
@@ -202,6 +203,7 @@ impl GameTask {
             tournament,
             over: None,
             tenure,
+            publish_all: false,
         };
         (task, rx)
     }

@@ -192,7 +192,7 @@ impl GameTask {
     /// event's, by which their nodes keep each client's order exact).
     pub(super) fn fan_out(&mut self, text: &Utf8Bytes, seq: Option<Seq>) {
         if let Some(relay) = self.rooms.relay.get() {
-            if self.subs.iter().any(|s| s.remote) {
+            if self.publish_all || self.subs.iter().any(|s| s.remote) {
                 relay.publish(self.id, seq, text);
             }
         }
