@@ -103,14 +103,11 @@ async fn a_tournament_is_run_once_for_players_on_several_nodes() {
 
 /// The lobby's leader dies (kill -9) while the first round is being played on it (the
 /// leader starts a round's games): the other nodes take its games over from their
-/// journals, and the next leader takes the tournament up from the database without
-/// starting those pairings again (they are live in the database while no node runs them),
-/// records the first round's results, pairs the second round and finishes the tournament.
-///
-/// Checked on the server's side (the tournament's pairings): the players' side is not.
-/// A player whose connection is on the node that takes his game over is not joined to it
-/// again (his node followed the game at its former owner; see the notes of issue 18), so
-/// a bot may wait for a game that ended by his absence, and the bots are not awaited.
+/// journals and their players, who are on those nodes, play on (a player whose own node
+/// took his game over is joined to it there); the next leader takes the tournament up from
+/// the database without starting those pairings again (they are live in the database while
+/// no node runs them), records the first round's results, pairs the second round and
+/// finishes the tournament.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tournament_goes_on_when_its_leader_dies_during_a_round() {
     let Some((nats, db)) = services().await else {
@@ -198,7 +195,16 @@ async fn a_tournament_goes_on_when_its_leader_dies_during_a_round() {
     );
     let second = played(&rounds[1]);
     assert!(second.iter().all(|g| !first.contains(g)), "{detail}");
-    for bot in bots {
-        bot.abort();
+    // And the players': each played one game a round, the first-round one through the
+    // takeover, and was told the tournament is over.
+    let reports = tokio::time::timeout(Duration::from_secs(30), futures::future::join_all(bots))
+        .await
+        .expect("every bot told the tournament is over");
+    for r in reports {
+        let r = r.unwrap().expect("a bot ran to the end");
+        let games: Vec<String> = r.games.iter().map(|g| g.0.to_string()).collect();
+        assert_eq!(games.len(), 2, "one game a round: {games:?}");
+        assert!(first.contains(&games[0]), "{games:?} {first:?}");
+        assert!(second.contains(&games[1]), "{games:?} {second:?}");
     }
 }

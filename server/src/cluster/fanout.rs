@@ -517,7 +517,7 @@ impl Cluster {
         }
     }
 
-    fn apply(&self, game: GameId, effects: Vec<Effect>) {
+    fn apply(self: &Arc<Self>, game: GameId, effects: Vec<Effect>) {
         for effect in effects {
             match effect {
                 Effect::Behind { conn, peer } => {
@@ -544,6 +544,13 @@ impl Cluster {
                     self.enqueue(conn, game, Op::Leave { answer: false }, false);
                 }
                 Effect::Repair { conn, at, seat } => {
+                    if self.rooms.game(game).is_some() {
+                        // This node took the game over (its owner died): its client is
+                        // joined to it here, as after a reconnect; its owner would be this
+                        // node, which refuses its own clients (see `owner::command`).
+                        self.rehome(game, conn, at);
+                        continue;
+                    }
                     tracing::debug!(game = %game, conn, after_seq = at, "a gap in a game's stream: resuming the client at its owner");
                     let op = match seat {
                         true => Op::Join {
@@ -558,6 +565,42 @@ impl Cluster {
                 }
             }
         }
+    }
+
+    /// A client that followed `game` at another node, which this node now runs: it no
+    /// longer follows the stream, and is subscribed to the game here with the last event
+    /// it was given (`at`); the game tells it what it missed (a snapshot: the numbers of a
+    /// taken-over game's events start above its former owner's).
+    pub(super) fn rehome(self: &Arc<Self>, game: GameId, conn: u64, at: Seq) {
+        let Some(fan) = self.fans.games.get(&game).map(|f| f.clone()) else {
+            return;
+        };
+        let Some((peer, player)) = fan
+            .state
+            .lock()
+            .expect("fan lock")
+            .clients
+            .get(&conn)
+            .map(|c| (c.peer.clone(), c.player.clone()))
+        else {
+            return;
+        };
+        let cluster = self.clone();
+        tokio::spawn(async move {
+            cluster.fan_remove(game, conn).await;
+            let Some(handle) = cluster.rooms.game(game) else {
+                return;
+            };
+            let player = player.and_then(|p| handle.seats.iter().find(|s| s.id == p).cloned());
+            tracing::debug!(game = %game, conn, after_seq = at, "a game taken over here: its client of this node joins it here");
+            let cmd = crate::rooms::GameCmd::Subscribe {
+                peer,
+                player,
+                after_seq: Some(at),
+                remote: false,
+            };
+            let _ = handle.tx.send(cmd).await;
+        });
     }
 
     /// Queues a command of this node's own for `conn` (best effort: a full queue skips

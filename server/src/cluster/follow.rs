@@ -237,6 +237,22 @@ impl Cluster {
             }
             let answer = self.request(game, &cmd, !repair).await;
             if let Some((code, message)) = answer.error {
+                if let (
+                    true,
+                    Op::Join {
+                        after_seq: Some(at),
+                    }
+                    | Op::Watch {
+                        after_seq: Some(at),
+                        ..
+                    },
+                ) = (repair && self.rooms.game(game).is_some(), &cmd.op)
+                {
+                    // The game was taken over by this very node while the resumption was
+                    // on its way (the owner refuses its own node's clients): joined here.
+                    self.rehome(game, conn, *at);
+                    continue;
+                }
                 if repair && code != "unknown_game" {
                     // This node's own resumption (a repair, or the adoption of a game its
                     // owner started for the client) could not be served now (the game is
