@@ -37,6 +37,17 @@ impl Follower {
         }
     }
 
+    /// Watches `game` and follows it from its snapshot.
+    pub async fn watch(mut client: Client, game: GameId) -> Follower {
+        client
+            .send(&ClientMessage::Watch {
+                game,
+                after_seq: None,
+            })
+            .await;
+        Follower::await_snapshot(client).await
+    }
+
     /// Waits for a snapshot (skipping other messages) and follows its game.
     pub async fn await_snapshot(mut client: Client) -> Follower {
         loop {

@@ -46,14 +46,8 @@ async fn two_players_on_two_nodes_play_a_whole_game_watched_from_a_third() {
     old.close().await;
     resume_on(&mut black, b.addr, &token).await;
     // A watcher on node c.
-    let mut watcher = Client::new_player(&c, "Watcher").await;
-    watcher
-        .send(&ClientMessage::Watch {
-            game,
-            after_seq: None,
-        })
-        .await;
-    let mut watcher = Follower::await_snapshot(watcher).await;
+    let watcher = Client::new_player(&c, "Watcher").await;
+    let mut watcher = Follower::watch(watcher, game).await;
     assert_eq!(watcher.snapshot.game, game);
     assert_eq!(watcher.seat, None);
     red.catch_up_to(watcher.seq).await;

@@ -133,14 +133,8 @@ async fn a_tournament_goes_on_when_its_leader_dies_during_a_round() {
     .await;
     // ...and once both players of each play it (a watcher on c sees a move of each).
     for (i, &game) in games.iter().enumerate() {
-        let mut watcher = Client::new_player_at(c.addr, &format!("Watcher{i}")).await;
-        watcher
-            .send(&ClientMessage::Watch {
-                game,
-                after_seq: None,
-            })
-            .await;
-        let mut watcher = Follower::await_snapshot(watcher).await;
+        let watcher = Client::new_player_at(c.addr, &format!("Watcher{i}")).await;
+        let mut watcher = Follower::watch(watcher, game).await;
         for player in [Player::Red, Player::Black] {
             let moved =
                 |e: &Entry| matches!(e.kind, EntryKind::Act { player: p, .. } if p == player);
