@@ -132,6 +132,9 @@ pub struct Client {
     pub name: String,
     /// Lobby messages received while waiting for something else, oldest first.
     pub lobby: std::collections::VecDeque<LobbyMessage>,
+    /// The last round trip the server measured and told (its `lag` messages), whichever
+    /// read passed it: the first can come while a test awaits something else.
+    pub rtt_ms: Option<u64>,
 }
 
 /// Awaits `fut` or fails the test after [`WAIT`].
@@ -160,6 +163,7 @@ impl Client {
             token: String::new(),
             name: String::new(),
             lobby: Default::default(),
+            rtt_ms: None,
         }
     }
 
@@ -251,7 +255,12 @@ impl Client {
     pub async fn recv_frame(&mut self) -> Option<ServerMessage> {
         loop {
             match self.recv_any().await? {
-                ServerFrame::Message(m) => return Some(m),
+                ServerFrame::Message(m) => {
+                    if let ServerMessage::Lag { rtt_ms } = m {
+                        self.rtt_ms = Some(rtt_ms);
+                    }
+                    return Some(m);
+                }
                 ServerFrame::Lobby(m) => self.lobby.push_back(m),
             }
         }

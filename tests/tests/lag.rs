@@ -5,17 +5,17 @@ use std::time::Duration;
 
 use protocol::game::Player;
 use protocol::settings::{Level, Settings};
-use protocol::wire::{Change, ClientMessage, ServerMessage};
+use protocol::wire::{Change, ClientMessage};
 use tamsk_tests::*;
 
 /// A new player whose round trip the server has measured once already.
 async fn measured_player(server: &TestServer, name: &str) -> Client {
     let mut client = Client::new_player(server, name).await;
-    loop {
-        if let Some(ServerMessage::Lag { .. }) = client.recv_frame().await {
-            return client;
-        }
+    // The measurement may have come with the welcome already.
+    while client.rtt_ms.is_none() {
+        client.recv_frame().await;
     }
+    client
 }
 
 /// The opponent's lag as this follower learns it: from its snapshot, or from the event

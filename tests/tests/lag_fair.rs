@@ -46,14 +46,14 @@ fn a_move(f: &Follower) -> Action {
         .expect("a move")
 }
 
-/// Waits until the server has measured `c`'s round trip at `at_least` ms or more.
+/// Waits until the server has measured `c`'s round trip at `at_least` ms or more (the
+/// measurement may have come already, while the client awaited its welcome or a pong).
 async fn measured(c: &mut Client, at_least: u64) -> u64 {
     loop {
-        if let Some(ServerMessage::Lag { rtt_ms }) = c.recv_frame().await {
-            if rtt_ms >= at_least {
-                return rtt_ms;
-            }
+        if let Some(rtt_ms) = c.rtt_ms.filter(|&r| r >= at_least) {
+            return rtt_ms;
         }
+        c.recv_frame().await;
     }
 }
 

@@ -220,6 +220,7 @@ async fn watcher_that_never_reads_is_cut_off() {
         token: String::new(),
         name: String::new(),
         lobby: Default::default(),
+        rtt_ms: None,
     };
     sleeper
         .send(&ClientMessage::Hello {
