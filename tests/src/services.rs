@@ -422,9 +422,25 @@ impl TestDb {
         &self,
         id: protocol::wire::GameId,
     ) -> Option<(String, Option<String>, String)> {
+        match self.game_row(id).await? {
+            (state, winner, Some(reason)) if state != "playing" => Some((state, winner, reason)),
+            _ => None,
+        }
+    }
+
+    /// Whether the database has game `id` as live (its start written, its end not yet).
+    pub async fn is_live(&self, id: protocol::wire::GameId) -> bool {
+        matches!(self.game_row(id).await, Some((state, ..)) if state == "playing")
+    }
+
+    /// A game's row (state, winner, reason), read straight from the database as another
+    /// process would.
+    async fn game_row(
+        &self,
+        id: protocol::wire::GameId,
+    ) -> Option<(String, Option<String>, Option<String>)> {
         use sqlx::{ConnectOptions, Row};
-        const QUERY: &str =
-            "SELECT state, winner, reason FROM games WHERE id = $1 AND state <> 'playing'";
+        const QUERY: &str = "SELECT state, winner, reason FROM games WHERE id = $1";
         match self {
             TestDb::Sqlite { path, .. } => {
                 let mut conn = sqlx::sqlite::SqliteConnectOptions::new()

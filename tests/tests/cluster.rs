@@ -284,9 +284,9 @@ async fn a_remote_action_is_answered_only_when_refused() {
     assert_eq!(on_a.game, game);
     // The game runs on one of the two nodes (the red player's); the other's player is
     // the remote one.
-    let (mut owner_node, mut remote) = match owner(&nats, game).await.as_str() {
-        "a" => (a, on_b),
-        "b" => (b, on_a),
+    let (mut owner_node, mut remote, survivor) = match owner(&nats, game).await.as_str() {
+        "a" => (a, on_b, "b"),
+        "b" => (b, on_a, "a"),
         other => panic!("run by {other}"),
     };
 
@@ -295,14 +295,39 @@ async fn a_remote_action_is_answered_only_when_refused() {
     assert_ne!(code, "unknown_game");
     assert_eq!((about, id), (Some(game), Some(RequestId::Int(7))));
 
+    // The game's start is in the database (written within a few milliseconds): so it is
+    // taken over once its owner is gone.
+    within("the game stored as live", async {
+        while !db.is_live(game).await {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
     // kill -9 of the owner: an action finds nobody serving the game. (One sent before
     // NATS saw the owner's connection close would be lost unanswered, as one sent to a
     // stalled owner: docs/OPERATIONS.md.)
     owner_node.kill();
     unserved(&nats, game).await;
+    // The database still has the game live: it is moving to another node, not gone.
     let (code, about, id) = refused(&mut remote.client, game, Action::Flip, 8).await;
-    assert_eq!(code, "unknown_game");
+    assert_eq!(code, "game_moving");
     assert_eq!((about, id), (Some(game), Some(RequestId::Int(8))));
+
+    // The surviving node takes the game over; after the game's next frame the player's
+    // action reaches it again (and is judged by its rules).
+    owned_by(&owners(&nats).await, game, survivor).await;
+    within("the game's next frame", async {
+        loop {
+            match remote.client.recv().await {
+                ServerMessage::Snapshot(s) if s.game == game => return,
+                ServerMessage::Event(e) if e.game == game => return,
+                _ => {}
+            }
+        }
+    })
+    .await;
+    let (code, about, _) = refused(&mut remote.client, game, Action::Flip, 9).await;
+    assert_eq!((code.as_str(), about), ("no_neutral_timer", Some(game)));
 }
 
 /// A player's rated games on two nodes: each node keeps his ratings in memory from when he

@@ -170,13 +170,10 @@ impl Cluster {
                     let game = msg.subject.rsplit('.').next().and_then(|g| g.parse().ok());
                     if let (true, Some(game)) = (unserved, game) {
                         let reply = acts.lock().expect("acts lock").get(&game).cloned();
+                        let (code, message) = cluster.unserved(game).await;
                         to_socket
                             .replying(reply.flatten().map(Arc::new))
-                            .send_msg(&game_error(
-                                "unknown_game",
-                                format!("there is no live game {game}"),
-                                game,
-                            ));
+                            .send_msg(&game_error(code, message, game));
                     }
                     continue;
                 }
@@ -291,8 +288,14 @@ impl Cluster {
             let asked = self.client.request(cmd_subject(game), body.clone());
             let answer = tokio::time::timeout(Duration::from_secs(5), asked).await;
             let nobody = matches!(&answer, Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders);
-            if !(nobody && patient && Instant::now() < give_up) {
-                return Self::answer(game, answer);
+            if nobody && !(patient && Instant::now() < give_up) {
+                let (code, message) = self.unserved(game).await;
+                return Answer {
+                    error: Some((code.into(), message)),
+                };
+            }
+            if !nobody {
+                return Self::answer(answer);
             }
             // Should this node take the game over meanwhile, it answers the next try
             // itself, `unknown_game` (see `Cluster::command`): served locally on the
@@ -301,8 +304,24 @@ impl Cluster {
         }
     }
 
+    /// Why nobody serves `game`: its node is gone and another one takes it over (the
+    /// database still has it live: `game_moving`, the client tries again after the
+    /// game's next event), or it is over and gone (`unknown_game`). Asked only when NATS
+    /// answered "no responders", so at most once per command the client sent.
+    pub(super) async fn unserved(&self, game: GameId) -> (&'static str, String) {
+        match self.rooms.store.is_live(game).await {
+            Ok(true) => (
+                "game_moving",
+                format!(
+                    "the node running game {game} is gone; another node takes it over within \
+                     seconds: act again after the game's next event"
+                ),
+            ),
+            _ => ("unknown_game", format!("there is no live game {game}")),
+        }
+    }
+
     fn answer(
-        game: GameId,
         answer: Result<
             Result<async_nats::Message, async_nats::RequestError>,
             tokio::time::error::Elapsed,
@@ -310,12 +329,7 @@ impl Cluster {
     ) -> Answer {
         match answer {
             Ok(Ok(msg)) => serde_json::from_slice(&msg.payload).unwrap_or_default(),
-            Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders => Answer {
-                error: Some((
-                    "unknown_game".into(),
-                    format!("there is no live game {game}"),
-                )),
-            },
+            // "No responders" is answered before, by `unserved`.
             Ok(Err(e)) => Answer {
                 error: Some(("game_unreachable".into(), e.to_string())),
             },
