@@ -25,6 +25,9 @@ pub const BOT_NAME: &str = "TAMSK bot";
 
 /// How long the driver waits for the answer to an action before planning again.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long the driver holds its actions after `game_moving` when the game says nothing
+/// more (it acts again at the game's next frame, which normally comes first).
+const MOVING_HOLD: Duration = Duration::from_secs(3);
 
 /// A fresh bot seat: the connection-like peer a game subscribes; its driver task plays
 /// the first game that sends it a snapshot, then ends.
@@ -61,6 +64,9 @@ pub struct Driver {
     awaiting: Option<Instant>,
     /// The opponent's reconnection grace ran out: claim the win.
     claim: bool,
+    /// The game's node is gone and another takes it over (`game_moving`): no action
+    /// until the game's next frame (`awaiting` bounds the wait).
+    moving: bool,
 }
 
 /// What the bot sends.
@@ -89,6 +95,7 @@ impl Driver {
             wake: None,
             awaiting: None,
             claim: false,
+            moving: false,
         }
     }
 
@@ -130,12 +137,16 @@ impl Driver {
                         },
                     });
                     self.awaiting = None;
+                    self.moving = false;
                 }
             }
             ServerMessage::Event(ev) => {
                 let Some(s) = self.seat.as_mut().filter(|s| s.game == ev.game) else {
                     return Heard::Nothing;
                 };
+                if std::mem::take(&mut self.moving) {
+                    self.awaiting = None;
+                }
                 if let Some(entry) = ev.entry() {
                     if let Err(e) = entry.apply_to(&mut s.replica) {
                         return Heard::Lost(e.to_string());
@@ -157,6 +168,13 @@ impl Driver {
                         self.claim = false;
                     }
                 }
+            }
+            // Acting again at once would only be refused again until the game runs on
+            // its new node (bots sent thousands of actions a second there).
+            ServerMessage::Error { code, .. } if code == "game_moving" => {
+                self.moving = true;
+                self.awaiting = Some(at + MOVING_HOLD);
+                return Heard::Refused(code.clone());
             }
             ServerMessage::Error { code, .. } if self.awaiting.is_some() => {
                 self.awaiting = None;
@@ -276,4 +294,111 @@ async fn drive(
         }
     }
     tracing::debug!(player = %player.id, "bot seat done");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::record::Entry;
+    use protocol::settings::{Level, Settings};
+    use protocol::view::GameView;
+    use protocol::wire::{SandTable, SeatInfo, Snapshot};
+
+    fn snapshot(id: GameId, game: &Game, seat: Player) -> ServerMessage {
+        let info = |name: &str| SeatInfo {
+            player_id: name.into(),
+            name: name.into(),
+            connected: true,
+            grace_until_ms: None,
+            lag_ms: None,
+            rating: None,
+        };
+        ServerMessage::Snapshot(Box::new(Snapshot {
+            game: id,
+            seq: 0,
+            now_ms: 0,
+            seat: Some(seat),
+            red: info("Rita"),
+            black: info("Bert"),
+            watchers: 0,
+            view: GameView::of(game, &[]),
+            sand: SandTable::of(game),
+            rated: false,
+            tc: None,
+        }))
+    }
+
+    /// Hourglasses and a first-move bound that outlast the tests' instants.
+    fn settings() -> Settings {
+        Settings {
+            hourglass_ms: 60_000,
+            abort_ms: 30_000,
+            ..Settings::blitz(Level::One)
+        }
+    }
+
+    #[test]
+    fn after_game_moving_the_bot_acts_again_only_at_the_games_next_frame() {
+        let id = GameId::from_u64_pair(0, 1);
+        let mut game = Game::new(settings());
+        let config = BotConfig {
+            think_ms: 0,
+            ..BotConfig::default()
+        };
+        let mut driver = Driver::new(config);
+        let t0 = Instant::now();
+        driver.hear(&snapshot(id, &game, Player::Red), t0);
+        assert!(matches!(driver.step(t0), Some(Send::Act(..))));
+
+        // Another refusal: the bot plans again at once.
+        let busy = crate::codec::game_error("game_busy", "busy", id);
+        assert_eq!(driver.hear(&busy, t0), Heard::Refused("game_busy".into()));
+        assert!(matches!(driver.step(t0), Some(Send::Act(..))));
+
+        // The game is moving to another node: nothing until the game's next frame...
+        let moving = crate::codec::game_error("game_moving", "moving", id);
+        assert_eq!(
+            driver.hear(&moving, t0),
+            Heard::Refused("game_moving".into())
+        );
+        let later = t0 + Duration::from_millis(1_500);
+        assert_eq!(driver.step(later), None);
+        assert_eq!(driver.timer(), Some(t0 + MOVING_HOLD));
+        // ...which comes (here, a lag measurement of the opponent's).
+        let entry = Entry {
+            at_ms: 1_500,
+            kind: EntryKind::Lag {
+                player: Player::Black,
+                lag_ms: 40,
+            },
+        };
+        let events = entry.apply_to(&mut game).expect("a lag entry applies");
+        let frame = ServerMessage::Event(Box::new(protocol::wire::GameEvent {
+            game: id,
+            seq: 1,
+            now_ms: 1_500,
+            change: Change::play(entry, events),
+        }));
+        assert_eq!(driver.hear(&frame, later), Heard::Nothing);
+        assert!(matches!(driver.step(later), Some(Send::Act(..))));
+    }
+
+    #[test]
+    fn a_game_that_says_nothing_more_holds_the_bot_only_so_long() {
+        let id = GameId::from_u64_pair(0, 2);
+        let game = Game::new(settings());
+        let mut driver = Driver::new(BotConfig {
+            think_ms: 0,
+            ..BotConfig::default()
+        });
+        let t0 = Instant::now();
+        driver.hear(&snapshot(id, &game, Player::Red), t0);
+        assert!(driver.step(t0).is_some());
+        driver.hear(&crate::codec::game_error("game_moving", "moving", id), t0);
+        assert_eq!(
+            driver.step(t0 + MOVING_HOLD - Duration::from_millis(1)),
+            None
+        );
+        assert!(driver.step(t0 + MOVING_HOLD).is_some());
+    }
 }
