@@ -31,6 +31,9 @@ pub const PING_EVERY: Duration = Duration::from_secs(5);
 const LOG_KEEP: usize = 500;
 /// How often a watcher of a finished game looks for the players' rematch.
 pub const REMATCH_POLL: Duration = Duration::from_secs(2);
+/// How long after `game_moving`, `game_busy` or `game_unreachable` a join or watch is
+/// asked again.
+pub const REJOIN_AFTER: Duration = Duration::from_secs(1);
 
 /// How a player finds a game.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -268,6 +271,9 @@ pub struct App {
     /// A watcher of a finished game asked for the live games (at this instant) to find
     /// the players' rematch.
     rematch_poll: Option<Instant>,
+    /// A join or watch the server could not serve yet (the game moving to another node,
+    /// or busy), asked again at this instant.
+    rejoin: Option<(Instant, ClientMessage)>,
     base: Instant,
     /// The server's wall clock in the welcome, and when it arrived.
     welcomed: Option<(u64, Instant)>,
@@ -345,6 +351,7 @@ impl App {
             rated: None,
             alerts: Default::default(),
             rematch_poll: None,
+            rejoin: None,
             base,
             welcomed: None,
             last_ping: None,

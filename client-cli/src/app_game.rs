@@ -344,9 +344,25 @@ impl App {
         code: &str,
         message: &str,
         game: Option<GameId>,
+        at: Instant,
         send: &mut Vec<ClientMessage>,
     ) {
         match (&self.phase, code) {
+            // Not served yet: the game's node is gone and another takes it over, or it
+            // is busy. Asked again in a moment.
+            (Phase::Joining(id), "game_moving" | "game_busy" | "game_unreachable") => {
+                let id = *id;
+                self.rejoin = Some((at + super::REJOIN_AFTER, self.join_again(id)));
+                self.info(
+                    "rejoining",
+                    format!(
+                        "Game {} cannot be joined this instant ({message}): trying again in a second",
+                        short_id(id)
+                    ),
+                    json!({ "game": id, "code": code }),
+                );
+                return;
+            }
             (Phase::Hello, "unknown_token") => {
                 self.token = None;
                 let hello = self.hello();
@@ -433,6 +449,29 @@ impl App {
             text,
             json!({ "code": code, "message": message, "game": game }),
         );
+    }
+
+    /// The join (a seat of ours) or watch of game `id` to ask again: from where we
+    /// are in it, if we follow it.
+    fn join_again(&self, id: GameId) -> ClientMessage {
+        match &self.game {
+            Some(g) if g.id == id && g.seat.is_some() => ClientMessage::Join {
+                game: id,
+                after_seq: Some(g.seq),
+            },
+            Some(g) if g.id == id => ClientMessage::Watch {
+                game: id,
+                after_seq: Some(g.seq),
+            },
+            _ if matches!(self.mode, Mode::Play { .. }) => ClientMessage::Join {
+                game: id,
+                after_seq: None,
+            },
+            _ => ClientMessage::Watch {
+                game: id,
+                after_seq: None,
+            },
+        }
     }
 
     /// What the player may do now, in words (for the UI).

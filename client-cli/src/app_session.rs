@@ -74,6 +74,14 @@ impl App {
         if self.phase == Phase::Lobby {
             return self.lobby_tick(at);
         }
+        if let Some((due, _)) = &self.rejoin {
+            if at >= *due {
+                let (_, again) = self.rejoin.take().expect("a rejoin");
+                if matches!(self.phase, Phase::Joining(_)) {
+                    return vec![again];
+                }
+            }
+        }
         // A watcher follows the players into their rematch: the server tells only the
         // players, so the live games are looked at now and then for theirs.
         let watching_over = matches!(self.mode, Mode::Watch { .. })
@@ -197,7 +205,7 @@ impl App {
                 message,
                 game,
                 ..
-            } => self.on_error(&clean(&code), &clean(&message), game, &mut send),
+            } => self.on_error(&clean(&code), &clean(&message), game, at, &mut send),
         }
         send
     }

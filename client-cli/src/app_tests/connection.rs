@@ -228,6 +228,39 @@ fn after_a_lost_connection_the_game_is_resumed_after_the_last_event() {
 }
 
 #[test]
+fn a_game_moving_to_another_node_is_joined_again_a_second_later() {
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::One));
+    let mut app = seated(&fake, Player::Black, t0);
+    let ev = fake.act(Player::Red, mv("d1", "d2", true), 100);
+    app.on_message(ev, t0);
+    app.on_disconnected("connection reset");
+    app.on_connected(t0);
+    let sent = app.on_message(welcome(vec![gid(1)]), t0);
+    let join = ClientMessage::Join {
+        game: gid(1),
+        after_seq: Some(1),
+    };
+    assert!(sent.contains(&join));
+    // The node we reach does not serve the game yet: another node is taking it over.
+    let mut moving = ServerMessage::error("game_moving", "another node takes it over");
+    if let ServerMessage::Error { game, .. } = &mut moving {
+        *game = Some(gid(1));
+    }
+    assert!(app.on_message(moving, t0).is_empty());
+    assert_eq!(
+        app.phase,
+        Phase::Joining(gid(1)),
+        "still joining, not given up"
+    );
+    assert!(kinds(&app.take_output()).contains(&"rejoining"));
+    let joins = |sent: &[ClientMessage]| sent.iter().filter(|m| **m == join).count();
+    assert_eq!(joins(&app.on_tick(t0 + REJOIN_AFTER / 2)), 0);
+    assert_eq!(joins(&app.on_tick(t0 + REJOIN_AFTER)), 1, "asked again");
+    assert_eq!(joins(&app.on_tick(t0 + REJOIN_AFTER * 3)), 0, "once");
+}
+
+#[test]
 fn the_server_shutting_down_is_said() {
     let t0 = Instant::now();
     let (mut app, _) = finder(Find::Seek, t0);
