@@ -19,6 +19,9 @@
   let base = { now_ms: 0, perf: 0 };
   let session = null;
   let mode = "connecting";
+  // A join or watch answered with one of these is asked again a second later.
+  const NOT_YET = ["game_moving", "game_busy", "game_unreachable"];
+  let followAgain = null;
   let ui = { selected: null, placing: null, penalty: false, targets: new Set() };
   let lastStatus = "";
   let myGames = [];
@@ -72,6 +75,7 @@
   }
 
   function follow() {
+    clearTimeout(followAgain);
     if (gameRef == null) return;
     const mine = myGames.find((g) => sameGame(g, gameRef));
     if (mine != null) gameRef = mine;
@@ -182,6 +186,13 @@
     }
     if (msg.code === "unknown_game" && tv) {
       pickTv();
+      return;
+    }
+    if (NOT_YET.includes(msg.code) && mode === "connecting" && gameRef != null) {
+      // Not served this instant (its node is gone and another takes it over, or busy).
+      showError(msg.message + " (trying again)");
+      clearTimeout(followAgain);
+      followAgain = setTimeout(follow, 1000);
       return;
     }
     showError(msg.message);
