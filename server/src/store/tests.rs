@@ -3,7 +3,7 @@
 
 mod store {
     use super::super::*;
-    use protocol::record::EntryKind;
+    use protocol::record::{Entry, EntryKind};
     use protocol::settings::{Level, Settings};
 
     /// Writes nobody waits for gather (here for a minute); a write someone awaits, queued
@@ -77,6 +77,7 @@ mod store {
 
 mod names {
     use super::super::*;
+    use protocol::settings::Settings;
     use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
 
     fn row(id: &str, name: &str) -> PlayerRow {
