@@ -4,6 +4,7 @@
 //! game, and the moves and events of the player on another node cross nodes.
 
 use super::*;
+use crate::script::{next, send, Incoming, Ws};
 use protocol::wire::Snapshot;
 
 /// Seeks on `ws` until paired: the new game's snapshot (`None`: the run is over).
