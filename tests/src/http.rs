@@ -31,6 +31,16 @@ pub async fn get_json(addr: SocketAddr, path: &str) -> serde_json::Value {
 }
 
 /// A plain HTTP/1.1 GET over a real socket, with an optional `Accept` header.
+/// The value of one unlabelled series in the `/metrics` of the server at `addr`.
+pub async fn metric(addr: SocketAddr, name: &str) -> f64 {
+    let text = http_get(addr, "/metrics", None).await.body;
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("no {name} in /metrics"))
+        .parse()
+        .unwrap()
+}
+
 pub async fn http_get(addr: SocketAddr, path: &str, accept: Option<&str>) -> HttpResponse {
     let s = within("http connect", TcpStream::connect(addr))
         .await

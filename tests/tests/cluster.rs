@@ -284,11 +284,12 @@ async fn a_remote_action_is_answered_only_when_refused() {
     assert_eq!(on_a.game, game);
     // The game runs on one of the two nodes (the red player's); the other's player is
     // the remote one.
-    let (mut owner_node, mut remote, survivor) = match owner(&nats, game).await.as_str() {
-        "a" => (a, on_b, "b"),
-        "b" => (b, on_a, "a"),
-        other => panic!("run by {other}"),
-    };
+    let (mut owner_node, mut remote, (survivor, survivor_addr)) =
+        match owner(&nats, game).await.as_str() {
+            "a" => (a, on_b, ("b", b.addr)),
+            "b" => (b, on_a, ("a", a.addr)),
+            other => panic!("run by {other}"),
+        };
 
     // Level 1 has no 15-second timer: the game refuses a flip, whoever is on turn.
     let (code, about, id) = refused(&mut remote.client, game, Action::Flip, 7).await;
@@ -328,6 +329,19 @@ async fn a_remote_action_is_answered_only_when_refused() {
     .await;
     let (code, about, _) = refused(&mut remote.client, game, Action::Flip, 9).await;
     assert_eq!((code.as_str(), about), ("no_neutral_timer", Some(game)));
+    // The survivor's metrics say so.
+    assert_eq!(
+        metric(survivor_addr, "tamsk_cluster_takeovers_total").await,
+        1.0
+    );
+    assert_eq!(
+        metric(survivor_addr, "tamsk_cluster_game_moving_total").await,
+        1.0
+    );
+    assert_eq!(
+        metric(survivor_addr, "tamsk_cluster_frames_dropped_total").await,
+        0.0
+    );
 }
 
 /// A player's rated games on two nodes: each node keeps his ratings in memory from when he

@@ -15,16 +15,6 @@ use tamsk_tests::cluster::*;
 use tamsk_tests::services::TestDb;
 use tamsk_tests::*;
 
-/// The value of one unlabelled series in a node's `/metrics`.
-async fn metric(addr: SocketAddr, name: &str) -> f64 {
-    let text = http_get(addr, "/metrics", None).await.body;
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("no {name} in /metrics"))
-        .parse()
-        .unwrap()
-}
-
 /// The entries of a stored game's record, read from the database.
 async fn stored_entries(db: &TestDb, game: GameId) -> Vec<Entry> {
     use sqlx::{Connection, Row};

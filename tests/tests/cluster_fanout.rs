@@ -250,6 +250,9 @@ async fn a_node_that_loses_stream_messages_repairs_the_gaps() {
     };
     assert_eq!(tail(&watcher, red.seq - 1), tail(&red, red.seq - 1));
     assert!(watcher.seq - from >= 10, "{} events", watcher.seq - from);
+    // Node c counted its repairs; node b, which lost nothing, none.
+    assert!(metric(c.addr, "tamsk_cluster_gap_repairs_total").await >= 1.0);
+    assert_eq!(metric(b.addr, "tamsk_cluster_gap_repairs_total").await, 0.0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,16 +6,6 @@ use protocol::settings::{Level, Settings};
 use protocol::wire::{ClientMessage, LobbyMessage, ServerMessage, PROTOCOL_VERSION};
 use tamsk_tests::*;
 
-/// The value of one unlabelled series in `/metrics`.
-async fn metric(server: &TestServer, name: &str) -> f64 {
-    let text = http_get(server.addr, "/metrics", None).await.body;
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("no {name} in /metrics"))
-        .parse()
-        .unwrap()
-}
-
 async fn guest(server: &TestServer) -> Client {
     let mut c = Client::connect(server).await;
     c.send_raw(r#"{"type":"hello","version":1,"guest":true}"#)
@@ -37,8 +27,8 @@ async fn a_guest_watches_and_lists_but_takes_no_seat_and_is_not_registered() {
         ..Settings::level(Level::One)
     };
     let (mut red, mut black) = start_game(&server, &settings).await;
-    let players = metric(&server, "tamsk_players_cached").await;
-    let online = metric(&server, "tamsk_players_online").await;
+    let players = metric(server.addr, "tamsk_players_cached").await;
+    let online = metric(server.addr, "tamsk_players_online").await;
 
     let mut g = guest(&server).await;
     g.send(&ClientMessage::ListGames).await;
@@ -106,8 +96,8 @@ async fn a_guest_watches_and_lists_but_takes_no_seat_and_is_not_registered() {
     assert_eq!(g.replica.move_count(), 1);
 
     // No player was made, nobody new is online, and no seek was opened.
-    assert_eq!(metric(&server, "tamsk_players_cached").await, players);
-    assert_eq!(metric(&server, "tamsk_players_online").await, online);
+    assert_eq!(metric(server.addr, "tamsk_players_cached").await, players);
+    assert_eq!(metric(server.addr, "tamsk_players_online").await, online);
     g.client.send(&ClientMessage::ListSeeks).await;
     match g.client.recv_lobby().await {
         LobbyMessage::Seeks { seeks } => assert!(seeks.is_empty(), "{seeks:?}"),

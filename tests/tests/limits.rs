@@ -395,16 +395,6 @@ async fn registrations_per_address() {
     Client::returning(&server, &first.token).await;
 }
 
-/// The value of one unlabelled series in `/metrics`.
-async fn metric(server: &TestServer, name: &str) -> f64 {
-    let text = http_get(server.addr, "/metrics", None).await.body;
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("no {name} in /metrics"))
-        .parse()
-        .unwrap()
-}
-
 /// Players registered and gone are not kept in memory for ever (before: every hello with
 /// a new name stayed); a forgotten player comes back from the database.
 #[tokio::test]
@@ -422,7 +412,7 @@ async fn the_player_registry_is_bounded() {
         }
         c.close().await;
     }
-    let cached = metric(&server, "tamsk_players_cached").await;
+    let cached = metric(server.addr, "tamsk_players_cached").await;
     // The computer and the last few whose connections are still being cleaned up.
     assert!(cached <= 12.0, "{cached} players cached");
     let (mut back, _) = Client::returning(&server, &first_token).await;

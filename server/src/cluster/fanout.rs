@@ -552,6 +552,7 @@ impl Cluster {
                         continue;
                     }
                     tracing::debug!(game = %game, conn, after_seq = at, "a gap in a game's stream: resuming the client at its owner");
+                    self.stats.repairs.fetch_add(1, Ordering::Relaxed);
                     let op = match seat {
                         true => Op::Join {
                             after_seq: Some(at),

@@ -310,13 +310,18 @@ impl Cluster {
     /// answered "no responders", so at most once per command the client sent.
     pub(super) async fn unserved(&self, game: GameId) -> (&'static str, String) {
         match self.rooms.store.is_live(game).await {
-            Ok(true) => (
-                "game_moving",
-                format!(
-                    "the node running game {game} is gone; another node takes it over within \
+            Ok(true) => {
+                self.stats
+                    .moving
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                (
+                    "game_moving",
+                    format!(
+                        "the node running game {game} is gone; another node takes it over within \
                      seconds: act again after the game's next event"
-                ),
-            ),
+                    ),
+                )
+            }
             _ => ("unknown_game", format!("there is no live game {game}")),
         }
     }

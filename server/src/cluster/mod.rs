@@ -217,6 +217,30 @@ pub struct Cluster {
     owners_seen: nodes::OwnersSeen,
     /// Held while claiming new games, by the lease loop or at once by [`Cluster::claim`].
     claims: tokio::sync::Mutex<()>,
+    /// Owner side: the one publication of each game's frames for the other nodes.
+    relay: Arc<fanout::OwnerRelay>,
+    /// Counters for `/metrics`.
+    pub stats: ClusterStats,
+}
+
+/// What a node of a cluster counts, for `/metrics` (`tamsk_cluster_*`).
+#[derive(Default)]
+pub struct ClusterStats {
+    /// Games this node took over from their journal (their owner's lease ran out).
+    pub takeovers: std::sync::atomic::AtomicU64,
+    /// Resumptions asked at a game's owner for a client of this node that missed frames of
+    /// the game's stream (a gap).
+    pub repairs: std::sync::atomic::AtomicU64,
+    /// Commands of this node's clients answered `game_moving` (the game's node was gone).
+    pub moving: std::sync::atomic::AtomicU64,
+}
+
+impl Cluster {
+    /// Frames of this node's games not published for the other nodes (the publication
+    /// queue was full); the other nodes repair the gaps.
+    pub fn frames_dropped(&self) -> u64 {
+        self.relay.lost.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 fn cmd_subject(game: GameId) -> String {
@@ -263,7 +287,7 @@ impl Cluster {
         let nodes = nodes::bucket(&js, lease).await?;
         let relay = fanout::OwnerRelay::start(client.clone());
         // The games hand it what they publish once for the other nodes.
-        if rooms.relay.set(relay).is_err() {
+        if rooms.relay.set(relay.clone()).is_err() {
             anyhow::bail!("this node already joined a cluster");
         }
         let cluster = Arc::new(Cluster {
@@ -282,6 +306,8 @@ impl Cluster {
             fans: Default::default(),
             owners_seen: Default::default(),
             claims: Default::default(),
+            relay,
+            stats: Default::default(),
         });
         // Alive before it serves anyone: a node that saw one of its clients first, and
         // then no key for it, would take it for dead and drop that client's proxies.
@@ -491,6 +517,9 @@ impl Cluster {
             self.foreign.remove(&id);
             match crate::game::restore(&self.rooms, game, seats) {
                 Ok(_) => {
+                    self.stats
+                        .takeovers
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     tracing::warn!(game = %id, node = %self.node, "took over a game");
                     self.own(id, revision, asked).await;
                 }

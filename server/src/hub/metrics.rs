@@ -196,6 +196,34 @@ fn registry(hub: &Hub) -> Registry {
         "Actions of in-process bot seats that were refused",
         load(&hub.bot_stats.refused),
     );
+    // Several nodes (`--nats`) only.
+    if let Some(cluster) = hub.cluster.get() {
+        let stats = &cluster.stats;
+        counter(
+            &mut r,
+            "tamsk_cluster_takeovers",
+            "Games this node took over from their journal when their node's lease ran out",
+            load(&stats.takeovers),
+        );
+        counter(
+            &mut r,
+            "tamsk_cluster_gap_repairs",
+            "Resumptions asked at a game's owner for clients of this node that missed frames of its stream",
+            load(&stats.repairs),
+        );
+        counter(
+            &mut r,
+            "tamsk_cluster_game_moving",
+            "Commands of this node's clients answered game_moving (the game's node was gone)",
+            load(&stats.moving),
+        );
+        counter(
+            &mut r,
+            "tamsk_cluster_frames_dropped",
+            "Frames of this node's games not published for the other nodes (publication queue full)",
+            cluster.frames_dropped(),
+        );
+    }
     r
 }
 
