@@ -76,10 +76,18 @@ run() {
   local n=$1 db="bench_$1_nodes" servers=() pids=() node_pids=()
   new_db "$db"
   NATS_PORT=$(free_port)
-  "$NATS" -a 127.0.0.1 -p "$NATS_PORT" -js --store_dir "$WORK/nats$n" >"$WORK/nats$n.log" 2>&1 &
+  MON_PORT=$(free_port)
+  "$NATS" -a 127.0.0.1 -p "$NATS_PORT" -m "$MON_PORT" -js --store_dir "$WORK/nats$n" >"$WORK/nats$n.log" 2>&1 &
   NATS_PID=$!
   PIDS+=("$NATS_PID")
   wait_port "$NATS_PORT"
+  # NATS's message counters once a second (seconds, in, out), for the messages per move
+  # in the measured window.
+  (while kill -0 "$NATS_PID" 2>/dev/null; do
+     v=$(curl -sf "http://127.0.0.1:$MON_PORT/varz") || break
+     echo "$(date +%s.%N) $(echo "$v" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["in_msgs"], d["out_msgs"])')"
+     sleep 1
+   done) >"$WORK/varz$n.txt" 2>/dev/null &
   for i in $(seq "$n"); do
     local port
     port=$(free_port)
@@ -93,6 +101,7 @@ run() {
     servers+=("--server" "ws://127.0.0.1:$port/ws")
   done
   pids=("${node_pids[@]}" "$NATS_PID")
+  date +%s.%N >"$WORK/start$n.txt"
   "$LOAD" "${servers[@]}" --server-pid "$(IFS=,; echo "${pids[*]}")" "${LOAD_ARGS[@]}" | tee "$WORK/load$n.txt"
   # Killed outright: this database is not used again (no drain to wait for).
   for pid in "${node_pids[@]}" "$NATS_PID"; do kill -9 "$pid"; wait "$pid" 2>/dev/null || true; done
@@ -108,8 +117,26 @@ echo
 cpu() { sed -n 's/^server CPU per move .*: \([0-9.]*\) us .*/\1/p' "$WORK/load$1.txt"; }
 p99() { sed -n 's/^move-to-opponent: .* p99=\([0-9.]*\) ms .*/\1/p' "$WORK/load$1.txt"; }
 p50() { sed -n 's/^move-to-opponent: .* p50=\([0-9.]*\) ms .*/\1/p' "$WORK/load$1.txt"; }
-echo "1 node : server CPU per move $(cpu 1) us, move->opponent p50 $(p50 1) ms p99 $(p99 1) ms"
-echo "2 nodes: server CPU per move $(cpu 2) us, move->opponent p50 $(p50 2) ms p99 $(p99 2) ms"
+# NATS messages per move in the measured window (set-up ends that long after the load
+# started), from the samples inside it.
+nats_per_move() {
+  python3 - "$WORK/varz$1.txt" "$WORK/load$1.txt" "$(cat "$WORK/start$1.txt")" <<'PY'
+import re, sys
+rows = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 3]
+m = re.search(r"in the ([0-9.]+) s measured after ([0-9.]+) s of set-up -> ([0-9]+) moves/s", open(sys.argv[2]).read())
+if not m:
+    print("n/a"); sys.exit()
+window, setup, rate = map(float, m.groups())
+start = float(sys.argv[3]) + setup
+inside = [r for r in rows if start <= r[0] <= start + window]
+if len(inside) < 2 or rate <= 0:
+    print("n/a"); sys.exit()
+t = inside[-1][0] - inside[0][0]
+print(f"{(inside[-1][1] - inside[0][1]) / t / rate:.1f} in, {(inside[-1][2] - inside[0][2]) / t / rate:.1f} out")
+PY
+}
+echo "1 node : server CPU per move $(cpu 1) us, move->opponent p50 $(p50 1) ms p99 $(p99 1) ms, NATS messages per move $(nats_per_move 1)"
+echo "2 nodes: server CPU per move $(cpu 2) us, move->opponent p50 $(p50 2) ms p99 $(p99 2) ms, NATS messages per move $(nats_per_move 2)"
 python3 - "$(cpu 1)" "$(cpu 2)" "$(p99 1)" "$(p99 2)" <<'EOF'
 import sys
 c1, c2, p1, p2 = map(float, sys.argv[1:])
