@@ -98,6 +98,7 @@ pub async fn try_run_with(
         let cluster = cluster::Cluster::start(rooms.clone(), url, resolve).await?;
         let host = Arc::new(hub::cluster_lobby::HubLobby(Arc::downgrade(&hub)));
         let lobby = cluster::lobby::ClusterLobby::start(cluster.clone(), host).await?;
+        spawn_shared_ratings(&hub, cluster.shared_ratings().await?);
         let _ = hub.cluster.set(cluster);
         let _ = hub.cluster_lobby.set(lobby);
     }
@@ -108,7 +109,13 @@ pub async fn try_run_with(
             hub.tell_player(player, msg);
         }
     };
-    let ratings_task = ratings::spawn(store.clone(), tell, hub.events.subscribe());
+    let weak = Arc::downgrade(&hub);
+    let share = move |changes: &[ratings::Change]| {
+        if let Some(cluster) = weak.upgrade().and_then(|hub| hub.cluster.get().cloned()) {
+            cluster.share_ratings(changes);
+        }
+    };
+    let ratings_task = ratings::spawn(store.clone(), tell, share, hub.events.subscribe());
     hub::spawn_sweeper(&hub);
     // Several nodes: the lobby's leader runs the tournaments, taken up when it leads.
     if clustered.is_none() {
@@ -181,4 +188,25 @@ async fn resume(
         tracing::warn!(resumed, stored, "games left live by the last run");
     }
     Ok(())
+}
+
+/// Sets the ratings other nodes' games moved on the players this node holds (see
+/// `cluster::ratings`); ends with the hub.
+fn spawn_shared_ratings(
+    hub: &Arc<hub::Hub>,
+    updates: impl futures::Stream<Item = Vec<(String, protocol::rating::TimeControl, ratings::Rated)>>
+        + Send
+        + 'static,
+) {
+    let weak = Arc::downgrade(hub);
+    tokio::spawn(async move {
+        use futures::StreamExt;
+        let mut updates = std::pin::pin!(updates);
+        while let Some(batch) = updates.next().await {
+            let Some(hub) = weak.upgrade() else { break };
+            for (player, tc, rated) in batch {
+                hub.rating_moved(&player, tc, rated);
+            }
+        }
+    });
 }

@@ -97,10 +97,12 @@ fn remember(players: &[Arc<PlayerRec>; 2], changes: &[Change]) {
 /// players' rows (several nodes end games of the same player: a node's memory may be
 /// behind), and the players' ratings in memory are set to the results; a game already
 /// stored (ended again after a takeover) changes nothing. Without one, they start from
-/// memory. `tell` delivers a message to a player's connections, wherever they are.
+/// memory. `tell` delivers a message to a player's connections, wherever they are;
+/// `share` hands each game's changes to the other nodes, if any.
 pub fn spawn(
     store: Store,
     tell: impl Fn(&str, &protocol::wire::LobbyMessage) + Send + 'static,
+    share: impl Fn(&[Change]) + Send + 'static,
     mut rx: mpsc::Receiver<Arc<GameOver>>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
@@ -121,6 +123,7 @@ pub fn spawn(
                         continue;
                     }
                 };
+                share(&changes);
                 for c in &changes {
                     tell(
                         &c.player_id,

@@ -356,19 +356,32 @@ async fn a_rated_game_starts_from_the_stored_rating_whichever_node_runs_it() {
     let on_a = Client::new_player_at(a.addr, "Rated").await;
     // The same player on b, which reads his ratings now, before either game.
     let (on_b, _) = Client::returning_at(b.addr, &on_a.token).await;
-    let (first_before, first_after) = resigned_rated_bot_game(on_a).await;
-    let (second_before, second_after) = resigned_rated_bot_game(on_b).await;
+    let (first_shown, (first_before, first_after)) = resigned_rated_bot_game(on_a).await;
+    assert_eq!(first_shown, first_before);
+    // Node a told node b the ratings its game moved (the player's and the bot's).
+    within("node b told of the new ratings", async {
+        while metric(b.addr, "tamsk_cluster_ratings_received_total").await < 2.0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let (second_shown, (second_before, second_after)) = resigned_rated_bot_game(on_b).await;
     assert_ne!(first_before, first_after, "the first game moved his rating");
     assert_eq!(
         second_before, first_after,
         "the second starts where the first ended"
     );
+    assert_eq!(
+        second_shown, first_after,
+        "node b shows the rating node a's game left, not the one it read before"
+    );
     assert!(second_after.rating < second_before.rating, "a loss");
 }
 
 /// Plays a rated game against the computer on the client's node and resigns it: the
-/// rating change the player is told, `(before, after)`.
-async fn resigned_rated_bot_game(mut c: Client) -> (ShownRating, ShownRating) {
+/// player's rating its snapshot showed, and the rating change he is told,
+/// `(before, after)`.
+async fn resigned_rated_bot_game(mut c: Client) -> (ShownRating, (ShownRating, ShownRating)) {
     c.send(&ClientMessage::PlayBot {
         settings: TimeControl::Rapid.settings(Level::Three),
         level: None,
@@ -377,9 +390,14 @@ async fn resigned_rated_bot_game(mut c: Client) -> (ShownRating, ShownRating) {
     .await;
     let mut f = Follower::await_snapshot(c).await;
     assert!(f.snapshot.rated);
+    let seat = match f.seat() {
+        protocol::game::Player::Red => &f.snapshot.red,
+        protocol::game::Player::Black => &f.snapshot.black,
+    };
+    let shown = seat.rating.expect("a rated game shows the ratings");
     let game = f.game;
     f.act(Action::Resign).await;
-    within("the rating change", async {
+    let change = within("the rating change", async {
         loop {
             match f.client.recv_any().await {
                 Some(ServerFrame::Lobby(LobbyMessage::RatingChanged {
@@ -393,5 +411,6 @@ async fn resigned_rated_bot_game(mut c: Client) -> (ShownRating, ShownRating) {
             }
         }
     })
-    .await
+    .await;
+    (shown, change)
 }

@@ -80,6 +80,7 @@ mod codes;
 mod fanout;
 mod follow;
 mod owner;
+mod ratings;
 mod results;
 
 /// Commands of one local connection waiting for the owners of remote games: its rate
@@ -233,6 +234,8 @@ pub struct ClusterStats {
     pub repairs: std::sync::atomic::AtomicU64,
     /// Commands of this node's clients answered `game_moving` (the game's node was gone).
     pub moving: std::sync::atomic::AtomicU64,
+    /// Players' ratings moved by other nodes' games, received (see `ratings`).
+    pub ratings_received: std::sync::atomic::AtomicU64,
 }
 
 impl Cluster {

@@ -219,6 +219,12 @@ fn registry(hub: &Hub) -> Registry {
         );
         counter(
             &mut r,
+            "tamsk_cluster_ratings_received",
+            "Players' ratings moved by other nodes' games, received (set on the players this node holds)",
+            load(&stats.ratings_received),
+        );
+        counter(
+            &mut r,
             "tamsk_cluster_frames_dropped",
             "Frames of this node's games not published for the other nodes (publication queue full)",
             cluster.frames_dropped(),

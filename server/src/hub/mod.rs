@@ -284,6 +284,28 @@ impl Hub {
         tracing::debug!(before = len, after = left, "forgot idle players");
     }
 
+    /// A rating another node's game moved: set on the player if this node holds him and
+    /// its rating here counts fewer games (a message that comes after a newer one changes
+    /// nothing). A scan of the cache: once per player of a rated game that ends.
+    pub fn rating_moved(
+        &self,
+        player_id: &str,
+        tc: protocol::rating::TimeControl,
+        rated: crate::ratings::Rated,
+    ) {
+        let set = |p: &PlayerRec| {
+            let mut ratings = p.ratings.lock().expect("ratings lock");
+            if ratings.get(tc).games < rated.games {
+                ratings.by_tc.insert(tc, rated);
+            }
+        };
+        if player_id == self.bot.id {
+            set(&self.bot);
+        } else if let Some(p) = self.players.iter().find(|p| p.id == player_id) {
+            set(&p);
+        }
+    }
+
     /// Players kept in memory.
     pub fn players_cached(&self) -> usize {
         self.players.len()
