@@ -199,9 +199,9 @@ fn pings_are_answered_and_the_round_trip_is_measured() {
     assert_eq!(app.game.as_ref().unwrap().clock.one_way_ms(), 21);
 }
 
-#[test]
-fn after_a_lost_connection_the_game_is_resumed_after_the_last_event() {
-    let t0 = Instant::now();
+/// Black, seated in game 1 after Red's first move, loses his connection and is welcomed
+/// back: the app (joining again) and the join it sent.
+fn reconnected(t0: Instant) -> (App, ClientMessage) {
     let mut fake = Fake::new(Settings::level(Level::One));
     let mut app = seated(&fake, Player::Black, t0);
     let ev = fake.act(Player::Red, mv("d1", "d2", true), 100);
@@ -211,10 +211,18 @@ fn after_a_lost_connection_the_game_is_resumed_after_the_last_event() {
     let hello = app.on_connected(t0);
     assert!(matches!(&hello[0], ClientMessage::Hello { token: Some(t), .. } if t == "secret"));
     let sent = app.on_message(welcome(vec![gid(1)]), t0);
-    assert!(sent.contains(&ClientMessage::Join {
+    let join = ClientMessage::Join {
         game: gid(1),
-        after_seq: Some(1)
-    }));
+        after_seq: Some(1),
+    };
+    assert!(sent.contains(&join), "{sent:?}");
+    (app, join)
+}
+
+#[test]
+fn after_a_lost_connection_the_game_is_resumed_after_the_last_event() {
+    let t0 = Instant::now();
+    let (mut app, _) = reconnected(t0);
     let sent = app.on_message(
         ServerMessage::Resumed {
             game: gid(1),
@@ -230,18 +238,7 @@ fn after_a_lost_connection_the_game_is_resumed_after_the_last_event() {
 #[test]
 fn a_game_moving_to_another_node_is_joined_again_a_second_later() {
     let t0 = Instant::now();
-    let mut fake = Fake::new(Settings::level(Level::One));
-    let mut app = seated(&fake, Player::Black, t0);
-    let ev = fake.act(Player::Red, mv("d1", "d2", true), 100);
-    app.on_message(ev, t0);
-    app.on_disconnected("connection reset");
-    app.on_connected(t0);
-    let sent = app.on_message(welcome(vec![gid(1)]), t0);
-    let join = ClientMessage::Join {
-        game: gid(1),
-        after_seq: Some(1),
-    };
-    assert!(sent.contains(&join));
+    let (mut app, join) = reconnected(t0);
     // The node we reach does not serve the game yet: another node is taking it over.
     let mut moving = ServerMessage::error("game_moving", "another node takes it over");
     if let ServerMessage::Error { game, .. } = &mut moving {
