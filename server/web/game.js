@@ -190,7 +190,10 @@
     }
     if (NOT_YET.includes(msg.code) && mode === "connecting" && gameRef != null) {
       // Not served this instant (its node is gone and another takes it over, or busy).
-      showError(msg.message + " (trying again)");
+      hooks.notYet = (hooks.notYet || 0) + 1;
+      showError(msg.code === "game_moving"
+        ? "This game's server is gone; another one takes it over within seconds. Trying again…"
+        : msg.message + " (trying again)");
       clearTimeout(followAgain);
       followAgain = setTimeout(follow, 1000);
       return;

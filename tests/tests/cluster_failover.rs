@@ -1,7 +1,8 @@
 //! Failures of nodes in a cluster (issue 18), all real (nats-server with JetStream and a
 //! throwaway PostgreSQL): a node that stalls past its lease while another takes its game
-//! (fencing: never two games), a node of clients that dies (their seats go away), and the
-//! database refusing a stale owner's writes.
+//! (fencing: never two games), a node of clients that dies (their seats go away), the
+//! database refusing a stale owner's writes, and a game's page (a real headless Chromium)
+//! opened while its game changes nodes.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -273,4 +274,66 @@ async fn a_player_with_unread_events_plays_one_move_a_turn() {
         presence, 2,
         "the mover had his opponent's leaving and return unread"
     );
+}
+
+/// A game's page opened on another node while the game's node is gone (its watch is
+/// answered `game_moving`) asks again each second, and shows the game live once that
+/// node took it over, instead of taking it for a finished game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_opened_while_its_game_changes_nodes_shows_it_once_taken_over() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let _one = tamsk_tests::pages::ONE_BROWSER.lock().await;
+    // A longer lease than the other tests': the page loads inside the takeover's gap. The
+    // game's time runs on meanwhile: a first move may take longer than the tests' 3 s.
+    let config = |node| Config {
+        lease: Duration::from_secs(6),
+        reconnect_grace: Duration::from_secs(30),
+        abort_ms: 30_000,
+        ..node_config(&db, &nats, node)
+    };
+    let mut a = Node::start(config("a"));
+    // Node a leads the lobby (it serves before b starts), so the game runs on a.
+    Client::new_player_at(a.addr, "FirstP").await;
+    let b = TestServer::start_with(config("b")).await;
+    let mut red = Client::new_player_at(a.addr, "RedP").await;
+    let mut black = Client::new_player_at(a.addr, "BlackP").await;
+    for c in [&mut red, &mut black] {
+        c.send(&ClientMessage::Seek {
+            settings: Settings::level(Level::One),
+            rated: None,
+        })
+        .await;
+    }
+    let red = Follower::await_snapshot(red).await;
+    let game = red.game;
+    owned_by(&owners(&nats).await, game, "a").await;
+    within("the game stored as live", async {
+        while !db.is_live(game).await {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    let page = tamsk_tests::browser::Browser::launch().await;
+
+    a.kill();
+    unserved(&nats, game).await;
+    page.goto(&format!("http://{}/game/{game}", b.addr)).await;
+    page.wait_for(
+        "window.__tamsk.notYet >= 1",
+        "the page told the game is moving",
+    )
+    .await;
+    page.wait_for(
+        &format!(
+            "document.body.dataset.mode === 'live' && document.body.dataset.game === '{game}'"
+        ),
+        "the game live on the page once taken over",
+    )
+    .await;
+    assert!(page.eval("window.__tamsk.notYet").await.as_u64() >= Some(1));
+    page.assert_no_errors();
+    page.close().await;
+    drop(b);
 }

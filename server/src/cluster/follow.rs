@@ -298,7 +298,7 @@ impl Cluster {
                 return Self::answer(answer);
             }
             // Should this node take the game over meanwhile, it answers the next try
-            // itself, `unknown_game` (see `Cluster::command`): served locally on the
+            // itself, `game_moving` (see `Cluster::command`): served locally on the
             // client's own next try.
             tokio::time::sleep(NEW_GAME_WAIT / 10).await;
         }

@@ -40,8 +40,9 @@
 //!   for the answer to the last. The owner tells only a refusal, as an error frame on
 //!   the connection's subject. An action sent while nobody serves its game (its owner
 //!   just died) carries a reply subject, `tamsk.conn.<node>.<conn>.unserved.<game>`, on
-//!   which NATS itself answers "no responders": the client is told `unknown_game`, as
-//!   for a request.
+//!   which NATS itself answers "no responders": the client is told `game_moving` (the
+//!   database still has the game live: another node takes it over) or `unknown_game`,
+//!   as for a request.
 //! - **Time of remote actions.** Nodes' clocks are not shared: a command carries its age
 //!   (time since its frame was read, on the client's node) and the owner dates it that
 //!   much before its receipt, capped at [`AGE_CAP`]. Lag measurements travel the same way.

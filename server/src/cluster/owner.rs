@@ -141,9 +141,10 @@ impl Cluster {
             // A client of this very node, whose command left before the game started
             // running here (a takeover): served as a remote client of its own node, it
             // would get every event twice, from the game and from the stream. Its next
-            // try finds the game here and is served directly.
+            // try finds the game here and is served directly: `game_moving`, which
+            // clients try again (`unknown_game` would send a page to the game's replay).
             return refuse(
-                "unknown_game",
+                "game_moving",
                 format!("game {id} now runs on this node: join or watch it again"),
             );
         }
