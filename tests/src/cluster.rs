@@ -273,3 +273,44 @@ pub async fn led_nodes<const N: usize>(db: &TestDb, nats: &Nats, names: [&str; N
         Err(_) => unreachable!("N nodes"),
     }
 }
+
+/// The players paired together, from their snapshots of the new game, as `(red, black)`.
+pub async fn paired(x: Client, y: Client) -> (Follower, Follower) {
+    let x = Follower::await_snapshot(x).await;
+    let y = Follower::await_snapshot(y).await;
+    assert_eq!(x.game, y.game);
+    assert_ne!(x.seat, y.seat);
+    if x.seat() == protocol::game::Player::Red {
+        (x, y)
+    } else {
+        (y, x)
+    }
+}
+
+/// `x` and `y` seek `settings` (on whichever nodes they are connected to): the game they
+/// are paired in, as `(red, black)`.
+pub async fn seek_pair(
+    mut x: Client,
+    mut y: Client,
+    settings: &protocol::settings::Settings,
+) -> (Follower, Follower) {
+    for c in [&mut x, &mut y] {
+        c.send(&ClientMessage::Seek {
+            settings: settings.clone(),
+            rated: None,
+        })
+        .await;
+    }
+    paired(x, y).await
+}
+
+/// Waits until the database has `game` as live (its start written, a few milliseconds
+/// after it began): only then is it taken over when its node dies.
+pub async fn stored_live(db: &TestDb, game: GameId) {
+    within("the game stored as live", async {
+        while !db.is_live(game).await {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+}

@@ -156,20 +156,9 @@ async fn when_the_owner_dies_another_node_takes_the_game_and_players_resume_ther
         hourglass_ms: 30_000,
         ..Settings::blitz(Level::One)
     };
-    let mut red = Client::new_player_at(a.addr, "RedF").await;
-    let mut black = Client::new_player_at(a.addr, "BlackF").await;
-    for c in [&mut red, &mut black] {
-        c.send(&ClientMessage::Seek {
-            settings: settings.clone(),
-            rated: None,
-        })
-        .await;
-    }
-    let mut red = Follower::await_snapshot(red).await;
-    let mut black = Follower::await_snapshot(black).await;
-    if red.seat() != protocol::game::Player::Red {
-        std::mem::swap(&mut red, &mut black);
-    }
+    let red = Client::new_player_at(a.addr, "RedF").await;
+    let black = Client::new_player_at(a.addr, "BlackF").await;
+    let (mut red, mut black) = seek_pair(red, black, &settings).await;
     let game = red.game;
     owned_by(&kv, game, "a").await;
     play_random(&mut red, &mut black, 7, 8).await;
@@ -296,14 +285,8 @@ async fn a_remote_action_is_answered_only_when_refused() {
     assert_ne!(code, "unknown_game");
     assert_eq!((about, id), (Some(game), Some(RequestId::Int(7))));
 
-    // The game's start is in the database (written within a few milliseconds): so it is
-    // taken over once its owner is gone.
-    within("the game stored as live", async {
-        while !db.is_live(game).await {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await;
+    // The game's start is in the database: so it is taken over once its owner is gone.
+    stored_live(&db, game).await;
     // kill -9 of the owner: an action finds nobody serving the game. (One sent before
     // NATS saw the owner's connection close would be lost unanswered, as one sent to a
     // stalled owner: docs/OPERATIONS.md.)

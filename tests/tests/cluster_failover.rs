@@ -297,24 +297,12 @@ async fn a_page_opened_while_its_game_changes_nodes_shows_it_once_taken_over() {
     // Node a leads the lobby (it serves before b starts), so the game runs on a.
     Client::new_player_at(a.addr, "FirstP").await;
     let b = TestServer::start_with(config("b")).await;
-    let mut red = Client::new_player_at(a.addr, "RedP").await;
-    let mut black = Client::new_player_at(a.addr, "BlackP").await;
-    for c in [&mut red, &mut black] {
-        c.send(&ClientMessage::Seek {
-            settings: Settings::level(Level::One),
-            rated: None,
-        })
-        .await;
-    }
-    let red = Follower::await_snapshot(red).await;
+    let red = Client::new_player_at(a.addr, "RedP").await;
+    let black = Client::new_player_at(a.addr, "BlackP").await;
+    let (red, _black) = seek_pair(red, black, &Settings::level(Level::One)).await;
     let game = red.game;
     owned_by(&owners(&nats).await, game, "a").await;
-    within("the game stored as live", async {
-        while !db.is_live(game).await {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await;
+    stored_live(&db, game).await;
     let page = tamsk_tests::browser::Browser::launch().await;
 
     a.kill();

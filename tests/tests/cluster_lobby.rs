@@ -13,7 +13,7 @@ use protocol::game::Action;
 use protocol::settings::{Level, Settings};
 use protocol::wire::{ClientMessage, GameId, LobbyMessage, SeekInfo, ServerFrame, ServerMessage};
 use tamsk_tests::cluster::{
-    led_nodes, node_config, owner, services, unserved_subject, Node, LEASE,
+    led_nodes, node_config, owner, paired, services, unserved_subject, Node, LEASE,
 };
 use tamsk_tests::services::{Nats, TestDb};
 use tamsk_tests::*;
@@ -83,19 +83,6 @@ async fn quick_match(mut x: Client, mut y: Client) -> (Follower, Follower) {
     })
     .await;
     paired(x, y).await
-}
-
-/// The players paired together, from their snapshots of the new game, as `(red, black)`.
-async fn paired(x: Client, y: Client) -> (Follower, Follower) {
-    let x = Follower::await_snapshot(x).await;
-    let y = Follower::await_snapshot(y).await;
-    assert_eq!(x.game, y.game);
-    assert_ne!(x.seat, y.seat);
-    if x.seat() == protocol::game::Player::Red {
-        (x, y)
-    } else {
-        (y, x)
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
