@@ -451,26 +451,31 @@ impl App {
         );
     }
 
-    /// The join (a seat of ours) or watch of game `id` to ask again: from where we
-    /// are in it, if we follow it.
-    fn join_again(&self, id: GameId) -> ClientMessage {
-        match &self.game {
-            Some(g) if g.id == id && g.seat.is_some() => ClientMessage::Join {
+    /// The join (a seat of ours) or watch of game `id` to send again (after a lost
+    /// connection, or when it could not be served yet): from where we are in it, if we
+    /// follow it.
+    pub(super) fn join_again(&self, id: GameId) -> ClientMessage {
+        let here = self.game.as_ref().filter(|g| g.id == id);
+        let seated = match here {
+            Some(g) => g.seat.is_some(),
+            None => matches!(self.mode, Mode::Play { .. }),
+        };
+        if seated {
+            return ClientMessage::Join {
                 game: id,
-                after_seq: Some(g.seq),
-            },
-            Some(g) if g.id == id => ClientMessage::Watch {
-                game: id,
-                after_seq: Some(g.seq),
-            },
-            _ if matches!(self.mode, Mode::Play { .. }) => ClientMessage::Join {
-                game: id,
-                after_seq: None,
-            },
-            _ => ClientMessage::Watch {
-                game: id,
-                after_seq: None,
-            },
+                after_seq: here.map(|g| g.seq),
+            };
+        }
+        if let Mode::Watch {
+            game: Some(crate::gameref::GameRef::Code(code)),
+        } = &self.mode
+        {
+            // A private game lets a watcher in by its code only (a fresh snapshot).
+            return ClientMessage::WatchCode { code: code.clone() };
+        }
+        ClientMessage::Watch {
+            game: id,
+            after_seq: here.map(|g| g.seq),
         }
     }
 

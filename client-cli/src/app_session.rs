@@ -252,25 +252,8 @@ impl App {
             lag_ms: None,
         });
         // Back after a lost connection: pick up where we were.
-        if let Some(g) = &self.game {
-            let (id, seq) = (g.id, g.seq);
-            if g.seat.is_some() {
-                send.push(ClientMessage::Join {
-                    game: id,
-                    after_seq: Some(seq),
-                });
-            } else if let Mode::Watch {
-                game: Some(GameRef::Code(code)),
-            } = &self.mode
-            {
-                // A private game lets a watcher in by its code only (a fresh snapshot).
-                send.push(ClientMessage::WatchCode { code: code.clone() });
-            } else {
-                send.push(ClientMessage::Watch {
-                    game: id,
-                    after_seq: Some(seq),
-                });
-            }
+        if let Some(id) = self.game.as_ref().map(|g| g.id) {
+            send.push(self.join_again(id));
             self.phase = Phase::Joining(id);
             return;
         }
