@@ -355,6 +355,11 @@ fn a_private_game_is_watched_by_its_code_again_after_a_reconnect() {
             .any(|m| matches!(m, ClientMessage::Watch { .. })),
         "{sent:?}"
     );
+    // The game's node is gone (another takes it over): asked again a second later, by
+    // its code too.
+    let moving = ServerMessage::error("game_moving", "another node takes it over");
+    assert!(app.on_message(moving, t0).is_empty());
+    assert_eq!(app.on_tick(t0 + crate::app::REJOIN_AFTER), vec![code]);
     // A code that names no game ends the session with the server's words.
     let mut app = App::new(
         Mode::Watch {
