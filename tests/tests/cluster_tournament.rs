@@ -1,5 +1,5 @@
 //! Swiss tournaments across nodes (issue 18): the lobby's leader runs them for players on
-//! every node. Real nats-server and PostgreSQL, nodes in-process (as in `cluster_lobby.rs`).
+//! every node. Real nats-server and PostgreSQL, nodes in-process (as in `cluster_lobby/`).
 
 use std::time::Duration;
 
