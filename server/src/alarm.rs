@@ -20,6 +20,8 @@ use std::time::Instant;
 /// The alarm thread; it stops when this is dropped.
 pub struct Alarms {
     shared: Arc<Shared>,
+    /// The alarm thread's id.
+    tid: i32,
 }
 
 struct Shared {
@@ -79,17 +81,30 @@ impl Shared {
 }
 
 impl Alarms {
-    /// Starts the alarm thread.
-    pub fn start() -> std::io::Result<Alarms> {
+    /// Starts the alarm thread, at real-time `priority` if not 0 (see [`crate::priority`]).
+    pub fn start(priority: u8) -> std::io::Result<Alarms> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
         });
         let thread_shared = shared.clone();
+        let (started, tid) = std::sync::mpsc::sync_channel(1);
         std::thread::Builder::new()
             .name("tamsk-alarms".into())
-            .spawn(move || thread_shared.run())?;
-        Ok(Alarms { shared })
+            .spawn(move || {
+                crate::priority::deadline_thread(priority, "tamsk-alarms");
+                let _ = started.send(crate::priority::thread_id());
+                thread_shared.run()
+            })?;
+        let tid = tid
+            .recv()
+            .map_err(|_| std::io::Error::other("the alarm thread did not start"))?;
+        Ok(Alarms { shared, tid })
+    }
+
+    /// The alarm thread's id (for a look at its scheduling).
+    pub fn thread_id(&self) -> i32 {
+        self.tid
     }
 
     /// A new alarm, not set.
@@ -205,7 +220,7 @@ mod tests {
 
     #[tokio::test]
     async fn wakes_at_its_instant_never_before() {
-        let alarms = Alarms::start().unwrap();
+        let alarms = Alarms::start(0).unwrap();
         let mut alarm = alarms.alarm();
         for ms in [5, 1, 12] {
             wait(&mut alarm, Instant::now() + Duration::from_millis(ms)).await;
@@ -214,7 +229,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_moved_alarm_keeps_one_entry_and_the_earliest_wins() {
-        let alarms = Alarms::start().unwrap();
+        let alarms = Alarms::start(0).unwrap();
         let mut late = alarms.alarm();
         let mut soon = alarms.alarm();
         let far = Instant::now() + Duration::from_secs(3600);
@@ -229,5 +244,27 @@ mod tests {
         wait(&mut soon, Instant::now() + Duration::from_millis(3)).await;
         drop(late);
         assert!(alarms.shared.lock().due.is_empty());
+    }
+
+    #[test]
+    fn the_alarm_thread_runs_real_time_when_asked_and_allowed() {
+        let allowed = std::thread::spawn(|| crate::priority::realtime(2).is_ok())
+            .join()
+            .unwrap();
+        let expected = if allowed {
+            libc::SCHED_FIFO
+        } else {
+            libc::SCHED_OTHER
+        };
+        let alarms = Alarms::start(2).unwrap();
+        assert_eq!(
+            crate::priority::policy_of(alarms.thread_id()).unwrap(),
+            expected
+        );
+        let plain = Alarms::start(0).unwrap();
+        assert_eq!(
+            crate::priority::policy_of(plain.thread_id()).unwrap(),
+            libc::SCHED_OTHER
+        );
     }
 }

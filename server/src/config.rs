@@ -220,6 +220,17 @@ pub struct Config {
         help = "Threads that run only the games (deadlines, moves, fan-out), apart from the ones serving sockets; 0 (the default) runs games on the sockets' threads, which measured cheaper (docs/ARCHITECTURE.md)"
     )]
     pub game_threads: usize,
+    /// Real-time (`SCHED_FIFO`) priority of the threads that announce deadlines: the alarm
+    /// thread and the games' own threads (`--game-threads`). 0: off (the default). See
+    /// `priority` and docs/OPERATIONS.md.
+    #[arg(
+        long,
+        env = "TAMSK_REALTIME_PRIORITY",
+        default_value_t = 0,
+        value_parser = clap::value_parser!(u8).range(0..=99),
+        help = "Real-time (SCHED_FIFO) priority, 1-99, of the threads that announce deadlines: the alarm thread and the games' own threads (--game-threads), so that a death or an expiry is told on time on busy cores. Needs CAP_SYS_NICE (or an rtprio limit); refused, they run at normal priority with a warning. 0 (the default): off"
+    )]
+    pub realtime_priority: u8,
     /// A message longer than this closes the connection at once (1009). Also the largest
     /// websocket frame accepted.
     #[arg(skip = Config::default().hard_max_message_bytes)]
@@ -355,6 +366,7 @@ impl Default for Config {
             fanout_loss_every: 0,
             precise_timer: true,
             game_threads: 0,
+            realtime_priority: 0,
             abort_ms: protocol::settings::Settings::default().abort_ms,
             late_release_ms: protocol::settings::Settings::default().late_release_ms,
         }
@@ -398,5 +410,22 @@ mod tests {
             .try_get_matches_from(["t", "--abort-ms", too_big.as_str()])
             .unwrap_err();
         assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
+    }
+
+    #[test]
+    fn a_realtime_priority_is_1_to_99_and_off_by_default() {
+        let parsed = |args: &[&str]| {
+            let matches = command().try_get_matches_from(args)?;
+            Config::from_arg_matches(&matches)
+        };
+        assert_eq!(parsed(&["t"]).unwrap().realtime_priority, 0);
+        let on = parsed(&["t", "--realtime-priority", "10", "--game-threads", "1"]).unwrap();
+        assert_eq!((on.realtime_priority, on.game_threads), (10, 1));
+        for bad in ["100", "-1", "high"] {
+            let arg = format!("--realtime-priority={bad}");
+            let err = parsed(&["t", arg.as_str()]).unwrap_err();
+            assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation, "{bad}");
+            assert!(err.to_string().contains("--realtime-priority"), "{err}");
+        }
     }
 }

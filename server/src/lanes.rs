@@ -22,13 +22,16 @@ pub struct Lanes {
 
 impl Lanes {
     /// Starts a runtime on `threads` threads (at least one: one thread runs the games
-    /// itself; more are a work-stealing pool).
-    pub fn start(threads: usize) -> std::io::Result<Lanes> {
+    /// itself; more are a work-stealing pool), at real-time `priority` if not 0 (see
+    /// [`crate::priority`]).
+    pub fn start(threads: usize, priority: u8) -> std::io::Result<Lanes> {
         let mut builder = if threads <= 1 {
             Builder::new_current_thread()
         } else {
             let mut b = Builder::new_multi_thread();
             b.worker_threads(threads);
+            // Its blocking threads too: game tasks start no blocking work.
+            b.on_thread_start(move || crate::priority::deadline_thread(priority, "tamsk-game"));
             b
         };
         let runtime = builder.thread_name("tamsk-game").enable_all().build()?;
@@ -40,6 +43,10 @@ impl Lanes {
         std::thread::Builder::new()
             .name("tamsk-games".into())
             .spawn(move || {
+                // With one thread, this one runs the games (a pool's have the hook above).
+                if threads <= 1 {
+                    crate::priority::deadline_thread(priority, "tamsk-games");
+                }
                 runtime.block_on(async {
                     let _ = stopped.await;
                 });

@@ -32,6 +32,7 @@ pub mod metrics;
 pub mod outbox;
 pub mod peer;
 pub mod ping;
+pub mod priority;
 pub mod ratings;
 pub mod request;
 pub mod room;

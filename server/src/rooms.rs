@@ -134,7 +134,7 @@ pub struct Rooms {
 impl Rooms {
     pub fn new(config: Config, store: Store) -> Rooms {
         let alarms = if config.precise_timer {
-            crate::alarm::Alarms::start()
+            crate::alarm::Alarms::start(config.realtime_priority)
                 .inspect_err(|e| tracing::warn!(error = %e, "no alarm thread: tokio's timer"))
                 .ok()
         } else {
@@ -142,7 +142,7 @@ impl Rooms {
         };
         let lanes = (config.game_threads > 0)
             .then(|| {
-                crate::lanes::Lanes::start(config.game_threads)
+                crate::lanes::Lanes::start(config.game_threads, config.realtime_priority)
                     .inspect_err(
                         |e| tracing::warn!(error = %e, "no game thread: games share the runtime"),
                     )

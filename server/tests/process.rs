@@ -476,3 +476,67 @@ async fn a_game_cut_by_a_crash_resumes_at_the_next_start() {
     assert!(resumed.move_count() >= moves + 2 || !resumed.is_playing());
     assert!(server.terminate().success());
 }
+
+/// (name, scheduling policy, real-time priority) of each thread of process `pid`.
+fn threads_of(pid: u32) -> Vec<(String, u32, u32)> {
+    let mut threads = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc") {
+        let dir = entry.expect("a thread").path();
+        let name = std::fs::read_to_string(dir.join("comm")).expect("comm");
+        let stat = std::fs::read_to_string(dir.join("stat")).expect("stat");
+        // After the name's closing parenthesis: field 3 (state) on; rt_priority is field
+        // 40 and policy field 41 (proc(5)).
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..]
+            .split_whitespace()
+            .collect();
+        let (rt_priority, policy) = (fields[37].parse().unwrap(), fields[38].parse().unwrap());
+        threads.push((name.trim().to_string(), policy, rt_priority));
+    }
+    threads
+}
+
+/// `--realtime-priority` runs the threads that announce deadlines (the alarm thread and,
+/// with `--game-threads 1`, the games' thread) under SCHED_FIFO at that priority when the
+/// system allows it (else at normal priority), and no other thread; games are played on
+/// them as usual.
+#[tokio::test]
+async fn the_deadline_threads_run_real_time_when_asked() {
+    let allowed = std::thread::spawn(|| server::priority::realtime(1).is_ok())
+        .join()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        &dir.path().join("t.db"),
+        0,
+        &["--game-threads", "1", "--realtime-priority", "7"],
+        &[],
+    );
+    let threads = threads_of(server.child.id());
+    let (fifo, normal) = (libc::SCHED_FIFO as u32, libc::SCHED_OTHER as u32);
+    for name in ["tamsk-alarms", "tamsk-games"] {
+        let found: Vec<_> = threads.iter().filter(|t| t.0 == name).collect();
+        assert_eq!(found.len(), 1, "{name} in {threads:?}");
+        let expected = if allowed { (fifo, 7) } else { (normal, 0) };
+        assert_eq!((found[0].1, found[0].2), expected, "{name}");
+    }
+    let others: Vec<_> = threads
+        .iter()
+        .filter(|t| t.0 != "tamsk-alarms" && t.0 != "tamsk-games")
+        .collect();
+    assert!(others.len() >= 2, "{threads:?}");
+    assert!(others.iter().all(|t| t.1 == normal), "{threads:?}");
+    if !allowed {
+        eprintln!("real-time priority is not allowed here: only the fallback was checked");
+    }
+
+    let (mut red, mut black, game) = game(&server.addr).await;
+    send(
+        &mut red,
+        &ClientMessage::Act {
+            game,
+            action: Action::Resign,
+        },
+    )
+    .await;
+    until_event(&mut black, |e| matches!(e, Event::GameEnded { .. })).await;
+}

@@ -86,10 +86,7 @@ impl Db {
 /// moment a move was due out (the p99 of move-to-opponent). Under contention the writer
 /// still gets about a tenth of a core, and its queue and overflow take the rest.
 fn yield_to_games() {
-    // SAFETY: setpriority has no memory effects; on Linux, PRIO_PROCESS with who = 0
-    // sets the nice value of the calling thread only (it is a per-thread attribute).
-    let done = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 10) };
-    if done != 0 {
+    if crate::priority::nice(10).is_err() {
         tracing::debug!("store writer: could not lower its priority");
     }
 }

@@ -1,0 +1,95 @@
+//! Thread priorities: the threads that announce deadlines may run real-time
+//! (`--realtime-priority`); the store's writer yields to everything else.
+//!
+//! Why real-time: on a machine whose cores are busy (thousands of sockets, the load on
+//! the same cores), a thread woken at a deadline waits for the kernel to give it a core,
+//! whatever its nice value: at 18,000 sockets on 2 cores that wait was the whole of the
+//! timers' late tail (BENCHMARKS.md). A `SCHED_FIFO` thread takes a core as soon as it is
+//! woken. The threads that get it do little work (the alarm thread wakes tasks; the
+//! games' threads run game logic), and the kernel still keeps 5% of every second for the
+//! others (`sched_rt_runtime_us`).
+
+use std::io;
+
+/// Runs the calling thread under `SCHED_FIFO` at `priority` (1-99).
+pub fn realtime(priority: u8) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: i32::from(priority),
+    };
+    // SAFETY: `param` is a valid sched_param for the call's duration; the call changes
+    // only the scheduling of the calling thread (pthread_self).
+    match unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) } {
+        0 => Ok(()),
+        code => Err(io::Error::from_raw_os_error(code)),
+    }
+}
+
+/// [`realtime`] for a thread that announces deadlines, if the operator asked for it
+/// (`priority` > 0); a refusal (no `CAP_SYS_NICE` or rtprio limit) is a warning: the
+/// thread runs at normal priority.
+pub fn deadline_thread(priority: u8, thread: &str) {
+    if priority == 0 {
+        return;
+    }
+    if let Err(e) = realtime(priority) {
+        tracing::warn!(thread, priority, error = %e, "cannot run at real-time priority (needs CAP_SYS_NICE or an rtprio limit): normal priority");
+    }
+}
+
+/// Lowers the calling thread's priority to `nice` (and so that of the threads it starts).
+pub fn nice(nice: i32) -> io::Result<()> {
+    // SAFETY: setpriority has no memory effects; on Linux, PRIO_PROCESS with who = 0
+    // sets the nice value of the calling thread only (it is a per-thread attribute).
+    match unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+/// The scheduling policy of thread `tid` of this process (`libc::SCHED_*`).
+pub fn policy_of(tid: i32) -> io::Result<i32> {
+    // SAFETY: sched_getscheduler only reads the thread's attributes.
+    match unsafe { libc::sched_getscheduler(tid) } {
+        -1 => Err(io::Error::last_os_error()),
+        policy => Ok(policy),
+    }
+}
+
+/// The calling thread's id (for [`policy_of`]).
+pub fn thread_id() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_runs_real_time_if_allowed_and_is_unchanged_if_refused() {
+        std::thread::spawn(|| {
+            let me = thread_id();
+            match realtime(3) {
+                Ok(()) => assert_eq!(policy_of(me).unwrap(), libc::SCHED_FIFO),
+                Err(e) => {
+                    assert_eq!(e.raw_os_error(), Some(libc::EPERM), "{e}");
+                    assert_eq!(policy_of(me).unwrap(), libc::SCHED_OTHER);
+                }
+            }
+        })
+        .join()
+        .unwrap();
+        // Only that thread: this one runs as before.
+        assert_eq!(policy_of(thread_id()).unwrap(), libc::SCHED_OTHER);
+    }
+
+    #[test]
+    fn priority_zero_leaves_the_thread_alone() {
+        std::thread::spawn(|| {
+            deadline_thread(0, "test");
+            assert_eq!(policy_of(thread_id()).unwrap(), libc::SCHED_OTHER);
+        })
+        .join()
+        .unwrap();
+    }
+}
