@@ -33,12 +33,18 @@ pub async fn get_json(addr: SocketAddr, path: &str) -> serde_json::Value {
 /// A plain HTTP/1.1 GET over a real socket, with an optional `Accept` header.
 /// The value of one unlabelled series in the `/metrics` of the server at `addr`.
 pub async fn metric(addr: SocketAddr, name: &str) -> f64 {
+    try_metric(addr, name)
+        .await
+        .unwrap_or_else(|| panic!("no {name} in /metrics"))
+}
+
+/// The sample `name` (with its labels, if any: `name{key="value"}`) of a server's
+/// `/metrics`, if it has one.
+pub async fn try_metric(addr: SocketAddr, name: &str) -> Option<f64> {
     let text = http_get(addr, "/metrics", None).await.body;
     text.lines()
         .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("no {name} in /metrics"))
-        .parse()
-        .unwrap()
+        .map(|v| v.parse().unwrap())
 }
 
 pub async fn http_get(addr: SocketAddr, path: &str, accept: Option<&str>) -> HttpResponse {

@@ -34,9 +34,10 @@
 //!   each game is told the connection closed (or its node died).
 //! - **Games a pairing creates** are claimed at once through the ownership lease before
 //!   a relay delivers their first frame (so the remote player's first move finds the
-//!   game's subject served). They run on the red player's node (see `place`); on the
-//!   leader only when that player is the leader's own.
-//! - **Heartbeats.** Each node refreshes `node.<id>` in the same bucket; the leader drops
+//!   game's subject served). They run on the node of one of their players, the one with
+//!   fewer live games (see `place`).
+//! - **Heartbeats.** Each node refreshes `node.<id>` in the same bucket, with the number
+//!   of live games it runs (`{"games":N}`, which the leader places by); the leader drops
 //!   the connections of a node whose key expired (its seeks, challenges and online
 //!   players go). When the leader changes, every node announces its online players to
 //!   the new one and makes its clients' waiting seeks again there (they were in the old
@@ -54,7 +55,7 @@
 //!   that started since then is missed by the others for at most a quarter of a lease.
 //!   A connection's `list_games` waits in its lobby queue, not in its message loop.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -108,6 +109,13 @@ const GAMES_SUBJECT: &str = "tamsk.lobby.games";
 
 fn node_key(node: &str) -> String {
     format!("node.{node}")
+}
+
+/// What a node's heartbeat says (its value in the lobby's bucket).
+#[derive(Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Heartbeat {
+    /// The live games the node runs.
+    pub games: usize,
 }
 
 /// A lobby message of a client of another node.
@@ -281,6 +289,9 @@ pub struct ClusterLobby {
     local: DashMap<u64, Local>,
     /// The nodes with a live heartbeat as last read (this one included).
     nodes: Mutex<HashSet<String>>,
+    /// Leader side: the live games of each other node, as its heartbeat last said, plus
+    /// the games placed there since (see `place`).
+    loads: Mutex<HashMap<String, usize>>,
     /// Bumped at the end of each turn of the loop: a message waiting for a leader looks
     /// again then (see [`ClusterLobby::ask`]).
     turns: tokio::sync::watch::Sender<u64>,
@@ -323,6 +334,7 @@ impl ClusterLobby {
             placed: DashMap::new(),
             local: DashMap::new(),
             nodes: Mutex::new(HashSet::new()),
+            loads: Mutex::new(HashMap::new()),
             turns: tokio::sync::watch::Sender::new(0),
         });
         tokio::spawn(lobby.clone().serve(requests));

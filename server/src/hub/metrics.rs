@@ -5,6 +5,7 @@
 //! [`crate::metrics`] for why they are atomics and not `prometheus_client` counters) and
 //! from the hub's sizes, which are only known by asking the hub.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use prometheus_client::encoding::{prometheus_text, EncodeMetric, MetricEncoder};
@@ -22,15 +23,15 @@ pub const CONTENT_TYPE: &str = prometheus_text::CONTENT_TYPE;
 #[derive(Debug)]
 struct LabelledGauge {
     key: &'static str,
-    samples: Vec<(&'static str, i64)>,
+    samples: Vec<(Cow<'static, str>, i64)>,
 }
 
 impl EncodeMetric for LabelledGauge {
     fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
-        for &(value, n) in &self.samples {
+        for (value, n) in &self.samples {
             encoder
-                .encode_family(&[(self.key, value)])?
-                .encode_gauge(&n)?;
+                .encode_family(&[(self.key, value.as_ref())])?
+                .encode_gauge(n)?;
         }
         Ok(())
     }
@@ -102,8 +103,8 @@ fn registry(hub: &Hub) -> Registry {
         LabelledGauge {
             key: "kind",
             samples: vec![
-                ("open", size(sizes.open_seeks)),
-                ("private", size(sizes.private_seeks)),
+                ("open".into(), size(sizes.open_seeks)),
+                ("private".into(), size(sizes.private_seeks)),
             ],
         },
     );
@@ -228,6 +229,21 @@ fn registry(hub: &Hub) -> Registry {
             "tamsk_cluster_frames_dropped",
             "Frames of this node's games not published for the other nodes (publication queue full)",
             cluster.frames_dropped(),
+        );
+    }
+    if let Some(lobby) = hub.cluster_lobby.get().filter(|l| l.leading()) {
+        let samples = lobby
+            .node_loads()
+            .into_iter()
+            .map(|(node, games)| (node.into(), size(games)))
+            .collect();
+        r.register(
+            "tamsk_cluster_node_games",
+            "On the lobby's leader: each other node's live games as the leader places games by them (its last heartbeat, plus the games placed there since)",
+            LabelledGauge {
+                key: "node",
+                samples,
+            },
         );
     }
     r

@@ -13,7 +13,7 @@ use protocol::game::Action;
 use protocol::settings::{Level, Settings};
 use protocol::wire::{ClientMessage, GameId, LobbyMessage, SeekInfo, ServerFrame, ServerMessage};
 use tamsk_tests::cluster::{
-    led_nodes, node_config, owner, paired, services, unserved_subject, Node, LEASE,
+    led_nodes, node_config, owner, paired, seek_pair, services, unserved_subject, Node, LEASE,
 };
 use tamsk_tests::services::{Nats, TestDb};
 use tamsk_tests::*;
@@ -397,4 +397,46 @@ async fn a_private_game_is_watched_with_its_code_from_another_node() {
     assert_eq!(play_random(&mut red, &mut black, 5, 4).await, 4);
     watcher.catch_up_to(red.seq).await;
     assert_eq!(watcher.replica, red.replica, "the moves reach the watcher");
+}
+
+/// Games the leader pairs run on the node of whichever player's node runs fewer games:
+/// node b, busy with games against the computer, is spared while c runs fewer. The
+/// leader's `/metrics` shows the counts it places by.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paired_game_runs_on_the_players_node_with_fewer_games() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [a, b, c] = three_nodes(&db, &nats).await;
+    let mut busy = Vec::new();
+    for i in 0..4 {
+        let mut p = Client::new_player_at(b.addr, &format!("Busy{i}")).await;
+        p.send(&ClientMessage::PlayBot {
+            settings: blitz(),
+            level: None,
+            rated: None,
+        })
+        .await;
+        busy.push(Follower::await_snapshot(p).await);
+    }
+    let games_of = |node: &'static str| {
+        let name = format!("tamsk_cluster_node_games{{node=\"{node}\"}}");
+        async move { try_metric(a.addr, &name).await }
+    };
+    // Until b's heartbeat (read by the leader each quarter lease) says so.
+    within("the leader counts b's games", async {
+        while games_of("b").await != Some(4.0) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    assert_eq!(games_of("c").await, Some(0.0));
+    for i in 0..3 {
+        let x = Client::new_player_at(b.addr, &format!("Bea{i}")).await;
+        let y = Client::new_player_at(c.addr, &format!("Cyd{i}")).await;
+        let (red, _black) = seek_pair(x, y, &blitz()).await;
+        assert_eq!(owner(&nats, red.game).await, "c", "pairing {i}");
+    }
+    assert_eq!(games_of("c").await, Some(3.0));
+    assert_eq!(games_of("b").await, Some(4.0));
 }

@@ -22,7 +22,11 @@ impl ClusterLobby {
     /// One turn of the loop: heartbeat, leadership, dead nodes, the leader as seen.
     pub(super) async fn turn(self: &Arc<Self>) {
         let node = &self.cluster.node;
-        if let Err(e) = self.kv.put(node_key(node), Bytes::new()).await {
+        let beat = Heartbeat {
+            games: self.cluster.rooms.games.len(),
+        };
+        let beat = Bytes::from(serde_json::to_vec(&beat).expect("heartbeats serialise"));
+        if let Err(e) = self.kv.put(node_key(node), beat).await {
             tracing::warn!(error = %e, "lobby heartbeat failed");
         }
         if let Ok(keys) = self.kv.keys().await {
@@ -59,6 +63,7 @@ impl ClusterLobby {
         self.read_leader().await;
         if self.leading() {
             self.drop_dead_nodes().await;
+            self.read_loads().await;
         } else {
             self.forget_relays();
         }
@@ -255,6 +260,28 @@ impl ClusterLobby {
         self.step_down(false);
         let _ = self.kv.purge(LEADER_KEY).await;
         tracing::info!(node = %self.cluster.node, "left the lobby's lead");
+    }
+
+    /// Leader side: the live games of every other live node, from their heartbeats (for
+    /// `place`). A node whose heartbeat says nothing readable is left out: unknown.
+    async fn read_loads(&self) {
+        let nodes: Vec<String> = {
+            let nodes = self.nodes.lock().expect("nodes lock");
+            nodes
+                .iter()
+                .filter(|n| **n != self.cluster.node)
+                .cloned()
+                .collect()
+        };
+        let mut loads = HashMap::new();
+        for node in nodes {
+            if let Ok(Some(value)) = self.kv.get(node_key(&node)).await {
+                if let Ok(beat) = serde_json::from_slice::<Heartbeat>(&value) {
+                    loads.insert(node, beat.games);
+                }
+            }
+        }
+        *self.loads.lock().expect("loads lock") = loads;
     }
 
     /// Leader side: the connections of nodes whose heartbeat expired leave the lobby.

@@ -2,11 +2,15 @@
 //! leader. The leader would otherwise carry every paired game of the cluster, and a
 //! game between two players of one node would cross NATS for every move.
 //!
-//! - **The choice** ([`ClusterLobby::placement`]): the node of the red player (seats are
-//!   drawn at random, so games spread over the players' nodes as the players do). A game
-//!   whose red player is the leader's own, or one with a seat the leader cannot place (a
-//!   peer that is neither a relay nor one of its connections), runs on the leader as
-//!   before.
+//! - **The choice** ([`ClusterLobby::placement`]): of the two players' nodes, the one
+//!   that runs fewer live games: the leader's own count for itself, for another node the
+//!   count its last heartbeat gave (read every turn of the lobby's loop, a quarter lease)
+//!   plus the games placed there since. So a node that just joined (or came back) takes
+//!   the new games until it carries its share, and a node full of games with the
+//!   computer is spared. On a tie, or while a node's count is unknown (a leader's first
+//!   turn), the red player's node (seats are drawn at random, so games spread over the
+//!   players' nodes as the players do). A game with a seat the leader cannot place (a
+//!   peer that is neither a relay nor one of its connections) runs on the leader.
 //! - **The start** ([`ClusterLobby::start_at`]): the leader asks that node on
 //!   `tamsk.lobby.start.<node>` to start the game with the id, settings and seats it
 //!   chose. The node seats its own connection directly and each other seat through a
@@ -71,8 +75,42 @@ impl ClusterLobby {
             })
         };
         let seats = [seat(&seekers[0])?, seat(&seekers[1])?];
-        let node = seats[0].node.clone();
-        (node != self.cluster.node).then_some((node, seats))
+        let node = self.lighter(&seats[0].node, &seats[1].node);
+        if node == self.cluster.node {
+            return None;
+        }
+        if let Some(games) = self.loads.lock().expect("loads lock").get_mut(&node) {
+            *games += 1;
+        }
+        Some((node, seats))
+    }
+
+    /// Of `red`'s and `black`'s nodes, the one with fewer live games; `red` on a tie or
+    /// when a count is unknown.
+    fn lighter(&self, red: &str, black: &str) -> String {
+        let games = |node: &str| -> Option<usize> {
+            if node == self.cluster.node {
+                return Some(self.cluster.rooms.games.len());
+            }
+            self.loads.lock().expect("loads lock").get(node).copied()
+        };
+        match (games(red), games(black)) {
+            (Some(r), Some(b)) if b < r => black.to_string(),
+            _ => red.to_string(),
+        }
+    }
+
+    /// Leader side: each other node's live games as placement counts them.
+    pub fn node_loads(&self) -> Vec<(String, usize)> {
+        let mut loads: Vec<(String, usize)> = self
+            .loads
+            .lock()
+            .expect("loads lock")
+            .iter()
+            .map(|(n, g)| (n.clone(), *g))
+            .collect();
+        loads.sort();
+        loads
     }
 
     /// Leader side: has `node` start the game `req` (see the module's comment); `here`
