@@ -350,7 +350,7 @@ impl App {
         match (&self.phase, code) {
             // Not served yet: the game's node is gone and another takes it over, or it
             // is busy. Asked again in a moment.
-            (Phase::Joining(id), "game_moving" | "game_busy" | "game_unreachable") => {
+            (Phase::Joining(id), code) if protocol::wire::is_try_again(code) => {
                 let id = *id;
                 self.rejoin = Some((at + super::REJOIN_AFTER, self.join_again(id)));
                 self.info(

@@ -514,6 +514,14 @@ impl ServerMessage {
     }
 }
 
+/// Whether an error `code` says the game is there but cannot take a join or watch this
+/// instant (its node is gone and another takes it over, its queue is full, its node cannot
+/// be reached): the same message succeeds if sent again a moment later. The clients wait
+/// a second (PROTOCOL.md, "Errors").
+pub fn is_try_again(code: &str) -> bool {
+    matches!(code, "game_moving" | "game_busy" | "game_unreachable")
+}
+
 /// The JSON Schema of both message enums (draft-07), as committed in
 /// `docs/protocol.schema.json`.
 pub fn json_schema() -> serde_json::Value {

@@ -1,6 +1,12 @@
 //! The bot as an external client: it connects to a server over the websocket protocol
 //! like any player, finds games (quick match, a private code, or challenges it accepts)
 //! and plays them with the same [`Driver`] as the in-process seat.
+//!
+//! A connection lost during a game (the server restarting, its node dying, the network)
+//! is opened again, as the same player, for up to [`RECONNECT_FOR`], and the bot takes
+//! its seat again with a fresh snapshot, whichever node of a cluster the URL reaches; a
+//! join answered "try again" (`game_moving`: the game changes nodes) is sent again a
+//! second later. Between games a lost connection ends the run, as before.
 
 use std::time::Duration;
 
@@ -54,7 +60,16 @@ pub struct Report {
     pub games: Vec<(GameId, Status)>,
     pub actions: u64,
     pub refused: u64,
+    /// Connections opened again during a game.
+    pub reconnects: u32,
 }
+
+/// How long the bot tries to open its connection again after losing it during a game:
+/// the server's default reconnection grace (a seat left longer is lost anyway).
+pub const RECONNECT_FOR: Duration = Duration::from_secs(60);
+/// A join answered "try again" ([`protocol::wire::is_try_again`]) is sent again this
+/// much later.
+pub const REJOIN_AFTER: Duration = Duration::from_secs(1);
 
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -90,6 +105,78 @@ async fn next(ws: &mut Ws) -> anyhow::Result<Option<ServerFrame>> {
     }
 }
 
+/// Opens a connection and says hello (a new player named `name`, or the player of
+/// `token`): the connection, the player's id and token.
+async fn open(
+    url: &str,
+    name: Option<String>,
+    token: Option<String>,
+) -> anyhow::Result<(Ws, String, String)> {
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await?;
+    send(
+        &mut ws,
+        &ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name,
+            token,
+            guest: false,
+        },
+    )
+    .await?;
+    match next(&mut ws).await? {
+        Some(ServerFrame::Message(ServerMessage::Welcome {
+            player_id, token, ..
+        })) => Ok((ws, player_id, token)),
+        other => anyhow::bail!("expected welcome, got {other:?}"),
+    }
+}
+
+/// The join that takes the bot's seat again: a fresh snapshot (complete: the driver needs
+/// nothing else).
+fn join(game: GameId) -> ClientMessage {
+    ClientMessage::Join {
+        game,
+        after_seq: None,
+    }
+}
+
+/// Opens the connection again as the player of `token` and asks for `game` again,
+/// trying for up to [`RECONNECT_FOR`] (waits of a quarter second doubling to a second: the
+/// bot's sand runs meanwhile); the error once that has passed.
+async fn reconnect(
+    url: &str,
+    token: &str,
+    game: GameId,
+    lost: &anyhow::Error,
+) -> anyhow::Result<Ws> {
+    tracing::warn!(game = %game, error = %lost, "connection lost during a game: opening it again");
+    let give_up = Instant::now() + RECONNECT_FOR;
+    let mut wait = Duration::from_millis(250);
+    loop {
+        let tried = async {
+            let (mut ws, ..) = open(url, None, Some(token.to_string())).await?;
+            send(&mut ws, &join(game)).await?;
+            anyhow::Ok(ws)
+        };
+        match tried.await {
+            Ok(ws) => {
+                tracing::info!(game = %game, "connection opened again: rejoining the game");
+                return Ok(ws);
+            }
+            Err(e) if Instant::now() + wait < give_up => {
+                tracing::debug!(error = %e, "reconnection failed: trying again");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(1));
+            }
+            Err(e) => {
+                return Err(e.context(format!(
+                    "the connection to {url} was lost during game {game} and could not be opened again within {RECONNECT_FOR:?}"
+                )))
+            }
+        }
+    }
+}
+
 fn is_mine(find: &Find, tournament: &str) -> bool {
     matches!(find, Find::Tournament(id) if id == tournament)
 }
@@ -97,27 +184,13 @@ fn is_mine(find: &Find, tournament: &str) -> bool {
 /// Plays `options.games` games (or until the server goes), then returns what happened.
 /// `on_code` hears the code of a hosted private game.
 pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Report> {
-    let (mut ws, _) = tokio_tungstenite::connect_async(options.url.as_str()).await?;
-    send(
-        &mut ws,
-        &ClientMessage::Hello {
-            version: PROTOCOL_VERSION,
-            name: options.token.is_none().then(|| options.name.clone()),
-            token: options.token.clone(),
-            guest: false,
-        },
-    )
-    .await?;
-    let mut report = Report::default();
-    match next(&mut ws).await? {
-        Some(ServerFrame::Message(ServerMessage::Welcome {
-            player_id, token, ..
-        })) => {
-            report.player_id = player_id;
-            report.token = token;
-        }
-        other => anyhow::bail!("expected welcome, got {other:?}"),
-    }
+    let name = options.token.is_none().then(|| options.name.clone());
+    let (mut ws, player_id, token) = open(&options.url, name, options.token.clone()).await?;
+    let mut report = Report {
+        player_id,
+        token,
+        ..Report::default()
+    };
     tracing::info!(player = %report.player_id, "bot connected");
     if let Find::Tournament(id) = &options.find {
         send(
@@ -208,37 +281,71 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
         let game = driver.game().expect("a seat");
         tracing::info!(game = %game, "bot playing");
         // The game.
+        // Until the game's snapshot after a reconnection: a "try again" is for the join.
+        let mut rejoining = false;
+        let mut rejoin_at: Option<Instant> = None;
         while !driver.over() {
             if let Some(next) = driver.step(Instant::now()) {
                 let msg = match next {
                     Send::Act(game, action) => ClientMessage::Act { game, action },
                     Send::ClaimAbandonment(game) => ClientMessage::ClaimAbandonment { game },
                 };
-                send(&mut ws, &msg).await?;
                 report.actions += 1;
+                if let Err(e) = send(&mut ws, &msg).await {
+                    // Lost with the connection: the fresh snapshot makes the driver plan
+                    // again.
+                    ws = reconnect(&options.url, &report.token, game, &e).await?;
+                    (rejoining, report.reconnects) = (true, report.reconnects + 1);
+                }
                 continue;
             }
             let timer = driver.timer();
+            let far = Instant::now() + Duration::from_secs(3600);
             tokio::select! {
-                frame = next(&mut ws) => match frame? {
-                    None => return Ok(report),
-                    Some(ServerFrame::Message(ServerMessage::Snapshot(s))) if Some(s.game) != driver.game() => {
+                frame = next(&mut ws) => match frame {
+                    Err(_) | Ok(None) => {
+                        let why = frame.err().unwrap_or_else(|| anyhow::anyhow!("closed by the server"));
+                        ws = reconnect(&options.url, &report.token, game, &why).await?;
+                        (rejoining, report.reconnects) = (true, report.reconnects + 1);
+                    }
+                    Ok(Some(ServerFrame::Message(ServerMessage::Snapshot(s)))) if Some(s.game) != driver.game() => {
                         tracing::debug!(game = %s.game, "the next game's snapshot, kept");
                         pending = Some(ServerFrame::Message(ServerMessage::Snapshot(s)));
                     }
-                    Some(ServerFrame::Message(msg)) => match driver.hear(&msg, Instant::now()) {
-                        Heard::Nothing => {}
-                        Heard::Refused(code) => {
-                            tracing::warn!(%code, "bot action refused");
-                            report.refused += 1;
+                    Ok(Some(ServerFrame::Message(ServerMessage::Error { code, game: Some(g), message, .. })))
+                        if rejoining && g == game =>
+                    {
+                        if !protocol::wire::is_try_again(&code) {
+                            anyhow::bail!("game {game} cannot be joined again: {code}: {message}");
                         }
-                        Heard::Lost(why) => anyhow::bail!("the bot lost track of the game: {why}"),
-                    },
-                    Some(ServerFrame::Lobby(LobbyMessage::TournamentFinished { tournament, .. }))
+                        tracing::info!(game = %game, %code, "joining again in a second");
+                        rejoin_at = Some(Instant::now() + REJOIN_AFTER);
+                    }
+                    Ok(Some(ServerFrame::Message(msg))) => {
+                        if matches!(&msg, ServerMessage::Snapshot(s) if s.game == game) {
+                            rejoining = false;
+                        }
+                        match driver.hear(&msg, Instant::now()) {
+                            Heard::Nothing => {}
+                            Heard::Refused(code) => {
+                                tracing::warn!(%code, "bot action refused");
+                                report.refused += 1;
+                            }
+                            Heard::Lost(why) => anyhow::bail!("the bot lost track of the game: {why}"),
+                        }
+                    }
+                    Ok(Some(ServerFrame::Lobby(LobbyMessage::TournamentFinished { tournament, .. })))
                         if is_mine(&options.find, &tournament) => tournament_over = true,
-                    Some(ServerFrame::Lobby(_)) => {}
+                    Ok(Some(ServerFrame::Lobby(_))) => {}
                 },
-                _ = sleep_until(timer.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600))) => {}
+                _ = sleep_until(rejoin_at.unwrap_or(far)), if rejoin_at.is_some() => {
+                    rejoin_at = None;
+                    if let Err(e) = send(&mut ws, &join(game)).await {
+                        ws = reconnect(&options.url, &report.token, game, &e).await?;
+                        report.reconnects += 1;
+                    }
+                }
+                _ = sleep_until(timer.unwrap_or(far)) => {}
             }
         }
         let status = driver.replica().expect("a game").status().clone();

@@ -204,6 +204,62 @@ async fn the_bot_plays_as_an_external_client() {
     assert!(me.replica.rings_left(bot_seat) < 32 - 10);
 }
 
+/// The bot's connection drops during a game (its network; behind a load balancer, its
+/// node dying): it opens a new one as the same player, takes its seat again from a fresh
+/// snapshot and plays the game to its end.
+#[tokio::test]
+async fn the_bot_takes_its_seat_again_after_its_connection_drops() {
+    let server = TestServer::start().await;
+    let proxy = tamsk_tests::proxy::Cuttable::start(server.addr).await;
+    let (code_tx, mut code_rx) = tokio::sync::mpsc::unbounded_channel();
+    let options = server::bot_client::Options {
+        url: format!("ws://{}/ws", proxy.addr),
+        name: "Comeback bot".into(),
+        token: None,
+        find: server::bot_client::Find::Host(Settings::blitz(Level::One)),
+        games: 1,
+        config: quick_bot_config().bot,
+    };
+    let bot = tokio::spawn(server::bot_client::run(options, move |code| {
+        let _ = code_tx.send(code.to_string());
+    }));
+    let code = within("the code", code_rx.recv()).await.expect("a code");
+    let mut me = Client::new_player(&server, "Stayer").await;
+    me.send(&ClientMessage::JoinCode { code }).await;
+    let mut me = Follower::await_snapshot(me).await;
+    let bot_seat = me.seat().other();
+    // Once the bot has acted (so it is in the game, not still waiting for it)...
+    if me.seat() == Player::Red {
+        let first = me
+            .replica
+            .legal_actions(Player::Red)
+            .into_iter()
+            .find(|a| matches!(a, Action::Move { drop: true, .. }))
+            .expect("a first move");
+        me.act(first).await;
+    }
+    me.until_change("the bot's first action", |c| {
+        matches!(c, Change::Play { entry, .. } if matches!(entry.kind, EntryKind::Act { player, .. } if player == bot_seat))
+    })
+    .await;
+    // ...its connection is cut: the game sees it leave and come back.
+    assert_eq!(proxy.cut(), 1);
+    me.until_presence("the bot away", bot_seat, false).await;
+    me.until_presence("the bot back", bot_seat, true).await;
+    play_against(&mut me, 6, 1500).await;
+    let report = within("the bot's report", bot)
+        .await
+        .expect("bot task")
+        .expect("the bot ran");
+    assert_eq!(report.reconnects, 1);
+    assert_eq!(proxy.accepted(), 2);
+    assert_eq!(report.games.len(), 1);
+    let (game, status) = &report.games[0];
+    assert_eq!(*game, me.game);
+    assert_eq!(status, me.replica.status(), "the bot saw the same end");
+    assert!(matches!(status, Status::Finished { .. }), "{status:?}");
+}
+
 /// A person who leaves a game against the bot and does not come back loses it: the bot
 /// claims the win once his grace runs out (no game waits forever).
 #[tokio::test]

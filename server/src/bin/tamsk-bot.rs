@@ -113,5 +113,8 @@ async fn main() -> anyhow::Result<()> {
         println!("game {game}: {result}");
     }
     println!("actions: {} (refused {})", report.actions, report.refused);
+    if report.reconnects > 0 {
+        println!("reconnections: {}", report.reconnects);
+    }
     Ok(())
 }
