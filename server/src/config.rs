@@ -231,6 +231,16 @@ pub struct Config {
         help = "Real-time (SCHED_FIFO) priority, 1-99, of the threads that announce deadlines: the alarm thread and the games' own threads (--game-threads), so that a death or an expiry is told on time on busy cores. Needs CAP_SYS_NICE (or an rtprio limit); refused, they run at normal priority with a warning. 0 (the default): off"
     )]
     pub realtime_priority: u8,
+    /// Reverse proxies and load balancers whose `X-Forwarded-For` names the client (see
+    /// `forwarded`): addresses or networks. None by default.
+    #[arg(
+        long,
+        env = "TAMSK_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        value_parser = crate::forwarded::parse_net,
+        help = "Reverse proxies or load balancers in front of this server (addresses or networks, comma-separated: 10.0.0.5,10.1.0.0/16): a connection from one of them is counted, for every per-address limit, under the client address its X-Forwarded-For header names. From any other address the header is ignored. None by default"
+    )]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// A message longer than this closes the connection at once (1009). Also the largest
     /// websocket frame accepted.
     #[arg(skip = Config::default().hard_max_message_bytes)]
@@ -367,6 +377,7 @@ impl Default for Config {
             precise_timer: true,
             game_threads: 0,
             realtime_priority: 0,
+            trusted_proxies: Vec::new(),
             abort_ms: protocol::settings::Settings::default().abort_ms,
             late_release_ms: protocol::settings::Settings::default().late_release_ms,
         }
@@ -427,5 +438,24 @@ mod tests {
             assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation, "{bad}");
             assert!(err.to_string().contains("--realtime-priority"), "{err}");
         }
+    }
+
+    #[test]
+    fn trusted_proxies_are_a_list_of_addresses_and_networks() {
+        let matches = command()
+            .try_get_matches_from(["t", "--trusted-proxies", "10.0.0.0/8,127.0.0.1"])
+            .unwrap();
+        let parsed = Config::from_arg_matches(&matches).unwrap();
+        let nets: Vec<String> = parsed
+            .trusted_proxies
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        assert_eq!(nets, ["10.0.0.0/8", "127.0.0.1/32"]);
+        let err = command()
+            .try_get_matches_from(["t", "--trusted-proxies", "10.0.0.0/8,lb.local"])
+            .unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(err.to_string().contains("lb.local"), "{err}");
     }
 }

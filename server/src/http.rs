@@ -336,11 +336,20 @@ pub async fn serve(
                 }
             },
         };
-        let Some(mut slot) = hub.conns.admit(addr.ip(), &hub.config) else {
+        let proxied = crate::forwarded::trusted(addr.ip(), &hub.config.trusted_proxies);
+        let admitted = match proxied {
+            true => hub.conns.admit_proxy(addr.ip(), &hub.config),
+            false => hub.conns.admit(addr.ip(), &hub.config),
+        };
+        let Some(mut slot) = admitted else {
             tracing::warn!(%addr, "connection limit reached: closed at once");
             continue;
         };
-        if slot.admission == Admission::Normal && !hub.budgets.connections.take(addr.ip()) {
+        // A proxy's new connections are its clients': counted under theirs, per request.
+        if !proxied
+            && slot.admission == Admission::Normal
+            && !hub.budgets.connections.take(addr.ip())
+        {
             slot.admission = Admission::TooFast;
         }
         let _ = tcp.set_nodelay(true);
@@ -363,6 +372,33 @@ pub async fn serve(
     stop_tx.closed().await;
 }
 
+/// A request through a trusted proxy's connection: the client's address (the proxy's own
+/// when `X-Forwarded-For` names none), and for a websocket, its admission under that
+/// address as a new connection of the client's (count and rate).
+fn forwarded(
+    hub: &Hub,
+    slot: &Arc<ConnSlot>,
+    proxy: SocketAddr,
+    req: &Request<Incoming>,
+) -> (SocketAddr, Arc<ConnSlot>) {
+    let proxies = &hub.config.trusted_proxies;
+    let client = crate::forwarded::client_ip(req.headers(), proxies).unwrap_or(proxy.ip());
+    let addr = SocketAddr::new(client, proxy.port());
+    if req.uri().path() != "/ws" {
+        return (addr, slot.clone());
+    }
+    let (mut admission, guard) = hub.conns.admit_forwarded(client, slot, &hub.config);
+    if admission == Admission::Normal && !hub.budgets.connections.take(client) {
+        admission = Admission::TooFast;
+    }
+    let slot = ConnSlot {
+        admission,
+        guard: std::sync::Mutex::new(guard),
+        proxied: true,
+    };
+    (addr, Arc::new(slot))
+}
+
 async fn serve_connection(
     tcp: TcpStream,
     addr: SocketAddr,
@@ -373,9 +409,13 @@ async fn serve_connection(
 ) {
     let header_timeout = hub.config.http_header_timeout;
     let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+        let (addr, slot) = match slot.proxied {
+            true => forwarded(&hub, &slot, addr, &req),
+            false => (addr, slot.clone()),
+        };
         let refused = gate(&hub, &slot, addr.ip(), req.uri().path());
         req.extensions_mut().insert(ConnectInfo(addr));
-        req.extensions_mut().insert(slot.clone());
+        req.extensions_mut().insert(slot);
         let mut app = app.clone();
         async move {
             match refused {

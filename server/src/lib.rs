@@ -19,6 +19,7 @@ pub mod codec;
 pub mod config;
 pub mod connection;
 pub mod events;
+pub mod forwarded;
 pub mod game;
 pub mod glicko;
 pub mod history;

@@ -198,6 +198,9 @@ pub struct ConnSlot {
     pub admission: Admission,
     /// Counts the connection until it closes; a websocket takes it over on upgrade.
     pub guard: std::sync::Mutex<Option<IpGuard>>,
+    /// From a trusted proxy (`--trusted-proxies`): each request is admitted under its
+    /// client's address ([`Connections::admit_forwarded`]).
+    pub proxied: bool,
 }
 
 /// The open connections: those admitted, and those only answered with a refusal (over
@@ -212,7 +215,45 @@ pub struct Connections {
 impl Connections {
     /// Admits a new connection from `ip`, or `None`: close it at once.
     pub fn admit(&self, ip: IpAddr, config: &crate::config::Config) -> Option<ConnSlot> {
-        let per_ip = config.max_conns_per_ip;
+        self.admit_capped(ip, config.max_conns_per_ip, config)
+    }
+
+    /// Admits a new connection from a trusted proxy: counted in all, not capped for its
+    /// address (it carries many clients); its requests are admitted one by one under their
+    /// clients' addresses ([`Connections::admit_forwarded`]).
+    pub fn admit_proxy(&self, ip: IpAddr, config: &crate::config::Config) -> Option<ConnSlot> {
+        let mut slot = self.admit_capped(ip, usize::MAX, config)?;
+        slot.proxied = true;
+        Some(slot)
+    }
+
+    /// A websocket asked through a trusted proxy's connection `slot` for `client`: its
+    /// admission, and the guard that counts it under the client's address from now on
+    /// (the proxy's count of the connection is let go: one socket, counted once).
+    pub fn admit_forwarded(
+        &self,
+        client: IpAddr,
+        slot: &ConnSlot,
+        config: &crate::config::Config,
+    ) -> (Admission, Option<IpGuard>) {
+        if slot.admission != Admission::Normal {
+            return (slot.admission, slot.guard.lock().expect("slot lock").take());
+        }
+        match self.admitted.acquire(client, config.max_conns_per_ip) {
+            Some(guard) => {
+                slot.guard.lock().expect("slot lock").take();
+                (Admission::Normal, Some(guard))
+            }
+            None => (Admission::OverAddress, None),
+        }
+    }
+
+    fn admit_capped(
+        &self,
+        ip: IpAddr,
+        per_ip: usize,
+        config: &crate::config::Config,
+    ) -> Option<ConnSlot> {
         let total = self.admitted.total() + self.refusing.total();
         let (admission, guard) = if total >= config.max_connections {
             return None;
@@ -230,6 +271,7 @@ impl Connections {
         Some(ConnSlot {
             admission,
             guard: std::sync::Mutex::new(Some(guard)),
+            proxied: false,
         })
     }
 }

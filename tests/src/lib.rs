@@ -167,6 +167,32 @@ impl Client {
         }
     }
 
+    /// Connects to `addr` with these request headers (`X-Forwarded-For`, say), without
+    /// saying hello.
+    pub async fn connect_with_headers(addr: SocketAddr, headers: &[(&str, &str)]) -> Client {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let mut req = format!("ws://{addr}/ws")
+            .into_client_request()
+            .expect("a request");
+        for (name, value) in headers {
+            let name: tokio_tungstenite::tungstenite::http::HeaderName =
+                name.parse().expect("a header name");
+            req.headers_mut()
+                .append(name, value.parse().expect("a header value"));
+        }
+        let (ws, _) = within("connect", tokio_tungstenite::connect_async(req))
+            .await
+            .expect("websocket connect");
+        Client {
+            ws,
+            player_id: String::new(),
+            token: String::new(),
+            name: String::new(),
+            lobby: Default::default(),
+            rtt_ms: None,
+        }
+    }
+
     /// Connects and says hello as a new player.
     pub async fn new_player(server: &TestServer, name: &str) -> Client {
         Client::new_player_at(server.addr, name).await

@@ -15,6 +15,9 @@ mod crowd;
 // Slow, idle and too many HTTP clients, and the connections kept for /healthz.
 #[path = "limits/http.rs"]
 mod http;
+// Behind a trusted reverse proxy: per-address limits per client.
+#[path = "limits/proxy.rs"]
+mod proxy;
 
 fn limited() -> server::Config {
     server::Config {
