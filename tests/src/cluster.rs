@@ -257,6 +257,15 @@ pub async fn join_again(c: Client, game: GameId, after_seq: u64) -> Follower {
     f
 }
 
+/// Test server `name` of a test cluster (on this runtime), serving before this returns (a
+/// welcome proves it): started before the others, it leads the lobby, so the games its
+/// lobby pairs between its own players run on it.
+pub async fn leading_server(db: &TestDb, nats: &Nats, name: &str) -> crate::TestServer {
+    let server = crate::TestServer::start_with(node_config(db, nats, name)).await;
+    Client::new_player(&server, "First").await;
+    server
+}
+
 /// Nodes started in turn, the first (named first) serving before the others start, so
 /// that it leads the lobby (a welcome proves it serves: it took the lead before serving).
 pub async fn led_nodes<const N: usize>(db: &TestDb, nats: &Nats, names: [&str; N]) -> [Node; N] {

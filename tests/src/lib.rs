@@ -153,10 +153,11 @@ impl Client {
 
     /// Connects to a server (or a proxy in front of one) at `addr`, without saying hello.
     pub async fn connect_to(addr: SocketAddr) -> Client {
-        let url = format!("ws://{addr}/ws");
-        let (ws, _) = within("connect", tokio_tungstenite::connect_async(url))
-            .await
-            .expect("websocket connect");
+        Client::connect_with_headers(addr, &[]).await
+    }
+
+    /// A client on an open websocket, that has not said hello.
+    pub fn from_ws(ws: Ws) -> Client {
         Client {
             ws,
             player_id: String::new(),
@@ -165,6 +166,17 @@ impl Client {
             lobby: Default::default(),
             rtt_ms: None,
         }
+    }
+
+    /// Says hello as a new player named `name` (the answer is left to read).
+    pub async fn hello_new(&mut self, name: &str) {
+        self.send(&ClientMessage::Hello {
+            version: PROTOCOL_VERSION,
+            name: Some(name.into()),
+            token: None,
+            guest: false,
+        })
+        .await;
     }
 
     /// Connects to `addr` with these request headers (`X-Forwarded-For`, say), without
@@ -183,14 +195,7 @@ impl Client {
         let (ws, _) = within("connect", tokio_tungstenite::connect_async(req))
             .await
             .expect("websocket connect");
-        Client {
-            ws,
-            player_id: String::new(),
-            token: String::new(),
-            name: String::new(),
-            lobby: Default::default(),
-            rtt_ms: None,
-        }
+        Client::from_ws(ws)
     }
 
     /// Connects and says hello as a new player.
@@ -201,13 +206,7 @@ impl Client {
     /// Connects to `addr` and says hello as a new player.
     pub async fn new_player_at(addr: SocketAddr, name: &str) -> Client {
         let mut c = Client::connect_to(addr).await;
-        c.send(&ClientMessage::Hello {
-            version: PROTOCOL_VERSION,
-            name: Some(name.into()),
-            token: None,
-            guest: false,
-        })
-        .await;
+        c.hello_new(name).await;
         c.expect_welcome().await;
         c
     }

@@ -17,10 +17,7 @@ async fn two_players_on_two_nodes_play_a_whole_game_watched_from_a_third() {
     let Some((nats, db)) = services().await else {
         return;
     };
-    let a = TestServer::start_with(node_config(&db, &nats, "a")).await;
-    // A welcome proves `a` serves: it leads the lobby, so the games its lobby pairs run
-    // on it (see cluster/lobby.rs).
-    Client::new_player(&a, "First").await;
+    let a = leading_server(&db, &nats, "a").await;
     let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
     let c = TestServer::start_with(node_config(&db, &nats, "c")).await;
     let kv = owners(&nats).await;

@@ -217,22 +217,8 @@ async fn watcher_that_never_reads_is_cut_off() {
     )
     .await
     .unwrap();
-    let mut sleeper = Client {
-        ws,
-        player_id: String::new(),
-        token: String::new(),
-        name: String::new(),
-        lobby: Default::default(),
-        rtt_ms: None,
-    };
-    sleeper
-        .send(&ClientMessage::Hello {
-            version: PROTOCOL_VERSION,
-            name: Some("Sleepy".into()),
-            token: None,
-            guest: false,
-        })
-        .await;
+    let mut sleeper = Client::from_ws(ws);
+    sleeper.hello_new("Sleepy").await;
     assert!(matches!(
         sleeper.recv().await,
         ServerMessage::Welcome { .. }

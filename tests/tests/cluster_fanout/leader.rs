@@ -89,9 +89,7 @@ async fn games_the_leader_starts_for_remote_players_reach_them_through_the_strea
     let Some((nats, db)) = services().await else {
         return;
     };
-    let a = TestServer::start_with(node_config(&db, &nats, "a")).await;
-    // Node a leads the lobby (it serves before b starts), so the games it pairs run on a.
-    Client::new_player(&a, "First").await;
+    let _a = leading_server(&db, &nats, "a").await;
     let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
     let c = TestServer::start_with(node_config(&db, &nats, "c")).await;
     let (mut tap, _nats_client) = Wiretap::start(&nats).await;
@@ -175,9 +173,7 @@ async fn a_remote_player_who_leaves_is_away_in_the_game_the_leader_paired() {
     let Some((nats, db)) = services().await else {
         return;
     };
-    let a = TestServer::start_with(node_config(&db, &nats, "a")).await;
-    // Node a leads the lobby (it serves before b starts), so the games it pairs run on a.
-    Client::new_player(&a, "First").await;
+    let a = leading_server(&db, &nats, "a").await;
     let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
     let mut x = Client::new_player(&b, "Xavi").await;
     let mut y = Client::new_player(&a, "Yann").await;

@@ -12,7 +12,7 @@ use protocol::wire::{
     Change, ClientMessage, GameId, LobbyMessage, Seq, ServerFrame, ServerMessage,
 };
 use server::Config;
-use tamsk_tests::cluster::{node_config, services};
+use tamsk_tests::cluster::{leading_server, node_config, services};
 use tamsk_tests::services::Nats;
 use tamsk_tests::*;
 
@@ -126,9 +126,7 @@ async fn one_publication_per_event_reaches_every_remote_client_in_order() {
     let Some((nats, db)) = services().await else {
         return;
     };
-    let a = TestServer::start_with(node_config(&db, &nats, "a")).await;
-    // Node a leads the lobby (it serves before b starts), so the games it pairs run on a.
-    Client::new_player(&a, "First").await;
+    let a = leading_server(&db, &nats, "a").await;
     let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
     let c = TestServer::start_with(node_config(&db, &nats, "c")).await;
     let (mut red, mut black) = start_game(&a, &Settings::blitz(Level::One)).await;
@@ -191,9 +189,7 @@ async fn a_node_that_loses_stream_messages_repairs_the_gaps() {
     let Some((nats, db)) = services().await else {
         return;
     };
-    let a = TestServer::start_with(node_config(&db, &nats, "a")).await;
-    // Node a leads the lobby (it serves before b starts), so the games it pairs run on a.
-    Client::new_player(&a, "First").await;
+    let a = leading_server(&db, &nats, "a").await;
     let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
     // Node c loses every third message of each game stream it follows.
     let c = TestServer::start_with(Config {
@@ -239,9 +235,7 @@ async fn a_remote_seats_lag_reaches_the_owner() {
     let Some((nats, db)) = services().await else {
         return;
     };
-    let a = TestServer::start_with(node_config(&db, &nats, "a")).await;
-    // Node a leads the lobby (it serves before b starts), so the games it pairs run on a.
-    Client::new_player(&a, "First").await;
+    let a = leading_server(&db, &nats, "a").await;
     // Only node b measures round trips.
     let b = TestServer::start_with(Config {
         ping_interval: Duration::from_millis(100),

@@ -8,13 +8,7 @@ use super::*;
 /// player: the first answer.
 async fn hello_from(server: &TestServer, client: &str, name: &str) -> (Client, ServerMessage) {
     let mut c = Client::connect_with_headers(server.addr, &[("x-forwarded-for", client)]).await;
-    c.send(&ClientMessage::Hello {
-        version: PROTOCOL_VERSION,
-        name: Some(name.into()),
-        token: None,
-        guest: false,
-    })
-    .await;
+    c.hello_new(name).await;
     let first = c.recv().await;
     (c, first)
 }
