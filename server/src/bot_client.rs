@@ -6,7 +6,8 @@
 //! is opened again, as the same player, for up to [`RECONNECT_FOR`], and the bot takes
 //! its seat again with a fresh snapshot, whichever node of a cluster the URL reaches; a
 //! join answered "try again" (`game_moving`: the game changes nodes) is sent again a
-//! second later. Between games a lost connection ends the run, as before.
+//! second later; a game gone meanwhile counts as unfinished. Between games a lost
+//! connection ends the run, as before.
 
 use std::time::Duration;
 
@@ -316,7 +317,10 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
                         if rejoining && g == game =>
                     {
                         if !protocol::wire::is_try_again(&code) {
-                            anyhow::bail!("game {game} cannot be joined again: {code}: {message}");
+                            // Gone while the bot was away (over, and no longer kept): its
+                            // end is not known here; counted unfinished, and on to the next.
+                            tracing::warn!(game = %game, %code, %message, "the game cannot be joined again");
+                            break;
                         }
                         tracing::info!(game = %game, %code, "joining again in a second");
                         rejoin_at = Some(Instant::now() + REJOIN_AFTER);
