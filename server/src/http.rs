@@ -387,10 +387,13 @@ fn forwarded(
     if req.uri().path() != "/ws" {
         return (addr, slot.clone());
     }
-    let (mut admission, guard) = hub.conns.admit_forwarded(client, slot, &hub.config);
-    if admission == Admission::Normal && !hub.budgets.connections.take(client) {
-        admission = Admission::TooFast;
-    }
+    // Refused for its rate, it stays counted under the proxy until its connection closes.
+    let (admission, guard) =
+        if slot.admission == Admission::Normal && !hub.budgets.connections.take(client) {
+            (Admission::TooFast, None)
+        } else {
+            hub.conns.admit_forwarded(client, slot, &hub.config)
+        };
     let slot = ConnSlot {
         admission,
         guard: std::sync::Mutex::new(guard),

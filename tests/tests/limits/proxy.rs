@@ -71,3 +71,28 @@ async fn a_forwarded_address_from_an_untrusted_peer_changes_nothing() {
     assert!(refused(&first), "{first:?}");
     assert_eq!(third.closed().await, Some(1008));
 }
+
+#[tokio::test]
+async fn a_trusted_proxys_clients_each_have_their_own_connection_rate() {
+    let server = TestServer::start_with(server::Config {
+        ip_conn_per_min: 1,
+        ip_conn_burst: 2,
+        trusted_proxies: vec![server::forwarded::parse_net("127.0.0.0/8").unwrap()],
+        ..test_config()
+    })
+    .await;
+    let mut open = Vec::new();
+    for i in 0..2 {
+        let (c, first) = hello_from(&server, "203.0.113.7", &format!("Quick{i}")).await;
+        assert!(matches!(first, ServerMessage::Welcome { .. }), "{first:?}");
+        open.push(c);
+    }
+    let (_, first) = hello_from(&server, "203.0.113.7", "Quick2").await;
+    assert!(
+        matches!(&first, ServerMessage::Error { code, .. } if code == "connecting_too_fast"),
+        "{first:?}"
+    );
+    // Another client of the same proxy has its own budget.
+    let (_, first) = hello_from(&server, "203.0.113.8", "Other").await;
+    assert!(matches!(first, ServerMessage::Welcome { .. }), "{first:?}");
+}
