@@ -36,8 +36,8 @@
 //!   a relay delivers their first frame (so the remote player's first move finds the
 //!   game's subject served). They run on the node of one of their players, the one with
 //!   fewer live games (see `place`).
-//! - **Heartbeats.** Each node refreshes `node.<id>` in the same bucket, with the number
-//!   of live games it runs (`{"games":N}`, which the leader places by); the leader drops
+//! - **Heartbeats.** The lobby reads the nodes' keys in `tamsk_nodes` (see `nodes`), which
+//!   carry the live games each runs (`{"games":N}`, which the leader places by); the leader drops
 //!   the connections of a node whose key expired (its seeks, challenges and online
 //!   players go). When the leader changes, every node announces its online players to
 //!   the new one and makes its clients' waiting seeks again there (they were in the old
@@ -83,7 +83,8 @@ use crate::codec::Reply;
 use crate::peer::{Peer, PlayerRec, Seeker};
 pub use place::{SeatAt, StartHere, StartReq};
 
-/// The key-value bucket of the lobby's leader and of the nodes' heartbeats.
+/// The key-value bucket of the lobby's leader (the nodes' heartbeats are their keys in
+/// `tamsk_nodes`, see `nodes`).
 pub const LOBBY_BUCKET: &str = "tamsk_lobby";
 const LEADER_KEY: &str = "leader";
 /// Open seeks one player may have in the shared lobby at once (over all his connections).
@@ -106,17 +107,6 @@ fn to_subject(node: &str) -> String {
 }
 
 const GAMES_SUBJECT: &str = "tamsk.lobby.games";
-
-fn node_key(node: &str) -> String {
-    format!("node.{node}")
-}
-
-/// What a node's heartbeat says (its value in the lobby's bucket).
-#[derive(Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Heartbeat {
-    /// The live games the node runs.
-    pub games: usize,
-}
 
 /// A lobby message of a client of another node.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -1,8 +1,10 @@
 //! Which nodes are alive: each node keeps its key (its node id) in the JetStream
 //! key-value bucket [`NODES_BUCKET`], whose `max_age` is the lease, by writing it every
-//! third of a lease. An owner that finds the key of a node gone treats each proxy of that
-//! node's clients in its games as a closed connection: a seat is away (with its
-//! reconnection grace) instead of looking present until the game ends.
+//! third of a lease, with the number of live games it runs ([`Heartbeat`]). An owner that
+//! finds the key of a node gone treats each proxy of that node's clients in its games as a
+//! closed connection: a seat is away (with its reconnection grace) instead of looking
+//! present until the game ends. The lobby reads the same keys: its leader drops a dead
+//! node's seeks, places games by the counts, and lists of games wait for the live nodes.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,6 +62,13 @@ impl OwnersSeen {
     }
 }
 
+/// What a node's key says (its value in [`NODES_BUCKET`]).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct Heartbeat {
+    /// The live games the node runs.
+    pub games: usize,
+}
+
 /// The key-value bucket of the live nodes.
 pub const NODES_BUCKET: &str = "tamsk_nodes";
 
@@ -98,7 +107,11 @@ pub(super) async fn open_bucket(
 
 impl Cluster {
     pub(super) async fn say_alive(&self) {
-        if let Err(e) = self.nodes.put(&self.node, Default::default()).await {
+        let beat = Heartbeat {
+            games: self.rooms.games.len(),
+        };
+        let beat = serde_json::to_vec(&beat).expect("heartbeats serialise");
+        if let Err(e) = self.nodes.put(&self.node, beat.into()).await {
             tracing::warn!(error = %e, "cannot say this node is alive");
         }
     }

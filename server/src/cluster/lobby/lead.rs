@@ -1,6 +1,7 @@
-//! The lobby's loop: each node's heartbeat, the leader's lease (taken, refreshed, lost,
-//! given up), and what a change of leader moves (announced players, seeks made again,
-//! challenges closed); the leader drops the connections of dead nodes.
+//! The lobby's loop: the live nodes (their keys in `tamsk_nodes`), the leader's lease
+//! (taken, refreshed, lost, given up), and what a change of leader moves (announced
+//! players, seeks made again, challenges closed); the leader drops the connections of dead
+//! nodes.
 
 use super::*;
 
@@ -19,26 +20,15 @@ impl ClusterLobby {
         self.resign().await;
     }
 
-    /// One turn of the loop: heartbeat, leadership, dead nodes, the leader as seen.
+    /// One turn of the loop: the live nodes, leadership, dead nodes, the leader as seen.
     pub(super) async fn turn(self: &Arc<Self>) {
-        let node = &self.cluster.node;
-        let beat = Heartbeat {
-            games: self.cluster.rooms.games.len(),
-        };
-        let beat = Bytes::from(serde_json::to_vec(&beat).expect("heartbeats serialise"));
-        if let Err(e) = self.kv.put(node_key(node), beat).await {
-            tracing::warn!(error = %e, "lobby heartbeat failed");
-        }
-        if let Ok(keys) = self.kv.keys().await {
+        // The live nodes: their keys in `tamsk_nodes` (each node writes its own every
+        // third of a lease, this one's included; see `nodes`).
+        if let Ok(keys) = self.cluster.nodes.keys().await {
             let live = keys
                 .filter_map(|k| async move { k.ok() })
-                .filter(|k| futures::future::ready(k.starts_with("node.")))
-                .collect::<Vec<String>>()
+                .collect::<HashSet<String>>()
                 .await;
-            let live = live
-                .into_iter()
-                .filter_map(|k| k.strip_prefix("node.").map(str::to_string))
-                .collect();
             *self.nodes.lock().expect("nodes lock") = live;
         }
         let draining = self.cluster.rooms.closed_for_new_games();
@@ -275,8 +265,9 @@ impl ClusterLobby {
         };
         let mut loads = HashMap::new();
         for node in nodes {
-            if let Ok(Some(value)) = self.kv.get(node_key(&node)).await {
-                if let Ok(beat) = serde_json::from_slice::<Heartbeat>(&value) {
+            if let Ok(Some(value)) = self.cluster.nodes.get(&node).await {
+                if let Ok(beat) = serde_json::from_slice::<crate::cluster::nodes::Heartbeat>(&value)
+                {
                     loads.insert(node, beat.games);
                 }
             }
@@ -289,7 +280,7 @@ impl ClusterLobby {
         let nodes: HashSet<String> = self.relays.iter().map(|r| r.key().0.clone()).collect();
         for node in nodes {
             let alive = matches!(
-                self.kv.entry(node_key(&node)).await,
+                self.cluster.nodes.entry(&node).await,
                 Ok(Some(e)) if e.operation == kv::Operation::Put
             );
             if alive {
