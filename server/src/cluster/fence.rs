@@ -17,9 +17,6 @@
 //!
 //! [`proven_part`]: crate::tenure::proven_part
 
-use std::collections::HashSet;
-use std::sync::Mutex;
-
 use protocol::wire::GameId;
 
 use async_nats::jetstream::kv;
@@ -27,30 +24,6 @@ use tokio::time::Instant;
 
 use super::Cluster;
 use crate::store::LiveGame;
-
-/// Nodes whose lease loop is paused (tests of a stalled node only).
-static PAUSED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
-
-/// Tests only: pauses (or resumes) the lease loop of the nodes named `node` in this
-/// process, as if they stalled: no refresh, no claim, no takeover. Their games stop
-/// once their proven lease runs out.
-pub fn pause_leases(node: &str, paused: bool) {
-    let mut set = PAUSED.lock().expect("paused lock");
-    let set = set.get_or_insert_with(HashSet::new);
-    if paused {
-        set.insert(node.to_string());
-    } else {
-        set.remove(node);
-    }
-}
-
-pub(super) fn paused(node: &str) -> bool {
-    PAUSED
-        .lock()
-        .expect("paused lock")
-        .as_ref()
-        .is_some_and(|s| s.contains(node))
-}
 
 impl Cluster {
     /// Refreshes the leases that are due; lets go of the games that are gone.

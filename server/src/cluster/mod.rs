@@ -75,7 +75,6 @@ use crate::rooms::Rooms;
 
 mod fence;
 mod nodes;
-pub use fence::pause_leases;
 pub use nodes::NODES_BUCKET;
 mod codes;
 mod fanout;
@@ -345,9 +344,6 @@ impl Cluster {
             tokio::select! {
                 _ = stop.cancelled() => break,
                 _ = tokio::time::sleep(tick) => {}
-            }
-            if fence::paused(&self.node) {
-                continue;
             }
             self.drop_fenced();
             self.claim_new().await;
