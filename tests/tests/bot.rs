@@ -169,14 +169,22 @@ async fn the_bot_takes_a_rematch() {
 
 /// The same bot as an external client over the protocol: it hosts a private game, a
 /// person joins with the code, and the bot plays it to the end.
-#[tokio::test]
-async fn the_bot_plays_as_an_external_client() {
-    let server = TestServer::start().await;
-    let settings = Settings::blitz(Level::Three);
+/// The bot as an external client reaching the server at `url` hosts a private game of
+/// `settings` (one game), and a person named `human` joins it with the code: the bot's task
+/// and the person's side of the game.
+async fn hosting_bot(
+    server: &TestServer,
+    url: String,
+    settings: &Settings,
+    human: &str,
+) -> (
+    tokio::task::JoinHandle<anyhow::Result<server::bot_client::Report>>,
+    Follower,
+) {
     let (code_tx, mut code_rx) = tokio::sync::mpsc::unbounded_channel();
     let options = server::bot_client::Options {
-        url: server.ws_url(),
-        name: "Outside bot".into(),
+        url,
+        name: format!("Bot for {human}"),
         token: None,
         find: server::bot_client::Find::Host(settings.clone()),
         games: 1,
@@ -186,9 +194,16 @@ async fn the_bot_plays_as_an_external_client() {
         let _ = code_tx.send(code.to_string());
     }));
     let code = within("the code", code_rx.recv()).await.expect("a code");
-    let mut me = Client::new_player(&server, "Human").await;
+    let mut me = Client::new_player(server, human).await;
     me.send(&ClientMessage::JoinCode { code }).await;
-    let mut me = Follower::await_snapshot(me).await;
+    (bot, Follower::await_snapshot(me).await)
+}
+
+#[tokio::test]
+async fn the_bot_plays_as_an_external_client() {
+    let server = TestServer::start().await;
+    let settings = Settings::blitz(Level::Three);
+    let (bot, mut me) = hosting_bot(&server, server.ws_url(), &settings, "Human").await;
     let bot_seat = me.seat().other();
     play_against(&mut me, 5, 1500).await;
     let report = within("the bot's report", bot)
@@ -211,22 +226,9 @@ async fn the_bot_plays_as_an_external_client() {
 async fn the_bot_takes_its_seat_again_after_its_connection_drops() {
     let server = TestServer::start().await;
     let proxy = tamsk_tests::proxy::Cuttable::start(server.addr).await;
-    let (code_tx, mut code_rx) = tokio::sync::mpsc::unbounded_channel();
-    let options = server::bot_client::Options {
-        url: format!("ws://{}/ws", proxy.addr),
-        name: "Comeback bot".into(),
-        token: None,
-        find: server::bot_client::Find::Host(Settings::blitz(Level::One)),
-        games: 1,
-        config: quick_bot_config().bot,
-    };
-    let bot = tokio::spawn(server::bot_client::run(options, move |code| {
-        let _ = code_tx.send(code.to_string());
-    }));
-    let code = within("the code", code_rx.recv()).await.expect("a code");
-    let mut me = Client::new_player(&server, "Stayer").await;
-    me.send(&ClientMessage::JoinCode { code }).await;
-    let mut me = Follower::await_snapshot(me).await;
+    let url = format!("ws://{}/ws", proxy.addr);
+    let settings = Settings::blitz(Level::One);
+    let (bot, mut me) = hosting_bot(&server, url, &settings, "Stayer").await;
     let bot_seat = me.seat().other();
     // Once the bot has acted (so it is in the game, not still waiting for it)...
     if me.seat() == Player::Red {

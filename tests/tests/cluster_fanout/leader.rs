@@ -93,25 +93,9 @@ async fn games_the_leader_starts_for_remote_players_reach_them_through_the_strea
     let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
     let c = TestServer::start_with(node_config(&db, &nats, "c")).await;
     let (mut tap, _nats_client) = Wiretap::start(&nats).await;
-    let mut x = Client::new_player(&b, "Xena").await;
-    let mut y = Client::new_player(&c, "Yuri").await;
-    let settings = Settings::blitz(Level::One);
-    for p in [&mut x, &mut y] {
-        p.send(&ClientMessage::Seek {
-            settings: settings.clone(),
-            rated: None,
-        })
-        .await;
-    }
-    let (x, y) = (
-        Follower::await_snapshot(x).await,
-        Follower::await_snapshot(y).await,
-    );
-    let (mut red, mut black) = if x.seat() == Player::Red {
-        (x, y)
-    } else {
-        (y, x)
-    };
+    let x = Client::new_player(&b, "Xena").await;
+    let y = Client::new_player(&c, "Yuri").await;
+    let (mut red, mut black) = seek_pair(x, y, &Settings::blitz(Level::One)).await;
     let first = red.game;
     // Each player's node asked the owner to serve it by the stream before it let the
     // player act: after one move each, every event goes on the stream alone.
@@ -175,21 +159,16 @@ async fn a_remote_player_who_leaves_is_away_in_the_game_the_leader_paired() {
     };
     let a = leading_server(&db, &nats, "a").await;
     let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
-    let mut x = Client::new_player(&b, "Xavi").await;
-    let mut y = Client::new_player(&a, "Yann").await;
-    let settings = Settings::blitz(Level::One);
-    for p in [&mut x, &mut y] {
-        p.send(&ClientMessage::Seek {
-            settings: settings.clone(),
-            rated: None,
-        })
-        .await;
-    }
-    let x = Follower::await_snapshot(x).await;
-    let y = Follower::await_snapshot(y).await;
-    let away = x.seat();
+    let x = Client::new_player(&b, "Xavi").await;
+    let x_id = x.player_id.clone();
+    let y = Client::new_player(&a, "Yann").await;
     // Once x moved (or saw y's move), its node follows the game by the stream.
-    let (mut red, mut black) = if away == Player::Red { (x, y) } else { (y, x) };
+    let (mut red, mut black) = seek_pair(x, y, &Settings::blitz(Level::One)).await;
+    let away = if red.client.player_id == x_id {
+        Player::Red
+    } else {
+        Player::Black
+    };
     assert_eq!(play_random(&mut red, &mut black, 12, 2).await, 2);
     let (x, mut y) = if away == Player::Red {
         (red, black)

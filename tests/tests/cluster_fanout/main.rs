@@ -12,7 +12,7 @@ use protocol::wire::{
     Change, ClientMessage, GameId, LobbyMessage, Seq, ServerFrame, ServerMessage,
 };
 use server::Config;
-use tamsk_tests::cluster::{leading_server, node_config, services};
+use tamsk_tests::cluster::{leading_server, node_config, seek_pair, services};
 use tamsk_tests::services::Nats;
 use tamsk_tests::*;
 
