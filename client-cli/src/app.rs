@@ -33,7 +33,7 @@ const LOG_KEEP: usize = 500;
 pub const REMATCH_POLL: Duration = Duration::from_secs(2);
 /// How long after `game_moving`, `game_busy` or `game_unreachable` a join or watch is
 /// asked again.
-pub const REJOIN_AFTER: Duration = Duration::from_secs(1);
+pub const REJOIN_AFTER: Duration = protocol::wire::TRY_AGAIN_AFTER;
 
 /// How a player finds a game.
 #[derive(Clone, Debug, PartialEq, Eq)]

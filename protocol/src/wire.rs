@@ -516,11 +516,15 @@ impl ServerMessage {
 
 /// Whether an error `code` says the game is there but cannot take a join or watch this
 /// instant (its node is gone and another takes it over, its queue is full, its node cannot
-/// be reached): the same message succeeds if sent again a moment later. The clients wait
-/// a second (PROTOCOL.md, "Errors").
+/// be reached): the same message succeeds if sent again a moment later, [`TRY_AGAIN_AFTER`]
+/// (PROTOCOL.md, "Errors").
 pub fn is_try_again(code: &str) -> bool {
     matches!(code, "game_moving" | "game_busy" | "game_unreachable")
 }
+
+/// How long the bundled clients wait before sending again a join or watch answered with a
+/// [`is_try_again`] code.
+pub const TRY_AGAIN_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The JSON Schema of both message enums (draft-07), as committed in
 /// `docs/protocol.schema.json`.

@@ -68,9 +68,6 @@ pub struct Report {
 /// How long the bot tries to open its connection again after losing it during a game:
 /// the server's default reconnection grace (a seat left longer is lost anyway).
 pub const RECONNECT_FOR: Duration = Duration::from_secs(60);
-/// A join answered "try again" ([`protocol::wire::is_try_again`]) is sent again this
-/// much later.
-pub const REJOIN_AFTER: Duration = Duration::from_secs(1);
 
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -323,7 +320,7 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
                             break;
                         }
                         tracing::info!(game = %game, %code, "joining again in a second");
-                        rejoin_at = Some(Instant::now() + REJOIN_AFTER);
+                        rejoin_at = Some(Instant::now() + protocol::wire::TRY_AGAIN_AFTER);
                     }
                     Ok(Some(ServerFrame::Message(msg))) => {
                         if matches!(&msg, ServerMessage::Snapshot(s) if s.game == game) {
