@@ -1,8 +1,8 @@
 //! How long this node may still run a game (issue 18, fencing). On a single node a game's
-//! tenure never ends. In a cluster it lasts as long as the node can prove its lease on
-//! the game is valid: the `cluster` layer extends it at each successful refresh of the
-//! lease and ends it when a refresh fails or the database refuses a write of the game
-//! (a newer owner fenced it). The game task asks [`Tenure::holds`] before anything it
+//! tenure never ends. In a cluster it lasts as long as the node can prove its lease
+//! (one for all its games) is valid: the `cluster` layer extends it at each successful
+//! renewal of the lease and ends it when the lease lapsed or the database refuses a write
+//! of the game (a newer owner fenced it). The game task asks [`Tenure::holds`] before anything it
 //! does, so a node that stalled past its lease (a pause, an overload, SIGSTOP) finds on
 //! waking that it no longer holds the game and suspends it instead of playing on.
 //!

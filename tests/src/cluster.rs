@@ -6,6 +6,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures::StreamExt;
+use protocol::game::{Action, Player};
+use protocol::settings::Settings;
 use protocol::wire::{ClientMessage, GameId, ServerMessage};
 use server::Config;
 
@@ -322,4 +324,33 @@ pub async fn stored_live(db: &TestDb, game: GameId) {
         }
     })
     .await
+}
+
+/// Two new players on the node at `addr` seek `settings`: `(red, black)`.
+pub async fn seated_at(addr: SocketAddr, names: [&str; 2], settings: &Settings) -> [Follower; 2] {
+    let mut red = Client::new_player_at(addr, names[0]).await;
+    let mut black = Client::new_player_at(addr, names[1]).await;
+    for c in [&mut red, &mut black] {
+        c.send(&ClientMessage::Seek {
+            settings: settings.clone(),
+            rated: None,
+        })
+        .await;
+    }
+    let mut red = Follower::await_snapshot(red).await;
+    let mut black = Follower::await_snapshot(black).await;
+    if red.seat() != Player::Red {
+        std::mem::swap(&mut red, &mut black);
+    }
+    [red, black]
+}
+
+/// The next legal move (a drop, never onto a full socket) of the player to move.
+pub fn a_move(f: &Follower) -> Action {
+    let turn = f.replica.turn();
+    f.replica
+        .legal_actions(turn)
+        .into_iter()
+        .find(|a| matches!(a, Action::Move { to, drop: true, .. } if !f.replica.is_full(*to)))
+        .expect("a legal move")
 }

@@ -4,13 +4,12 @@
 //! database refusing a stale owner's writes, and a game's page (a real headless Chromium)
 //! opened while its game changes nodes.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use protocol::game::{Action, Event, Player};
 use protocol::record::{Entry, Record};
 use protocol::settings::{Level, Settings};
-use protocol::wire::{Change, ClientMessage, GameId, ServerMessage};
+use protocol::wire::{Change, GameId, ServerMessage};
 use server::Config;
 use tamsk_tests::cluster::*;
 use tamsk_tests::services::TestDb;
@@ -32,35 +31,6 @@ async fn stored_entries(db: &TestDb, game: GameId) -> Vec<Entry> {
         .expect("the game's row");
     let record: sqlx::types::Json<Record> = row.get("record_json");
     record.0.entries
-}
-
-/// Two new players on the node at `addr` seek `settings`: `(red, black)`.
-async fn seated_at(addr: SocketAddr, names: [&str; 2], settings: &Settings) -> [Follower; 2] {
-    let mut red = Client::new_player_at(addr, names[0]).await;
-    let mut black = Client::new_player_at(addr, names[1]).await;
-    for c in [&mut red, &mut black] {
-        c.send(&ClientMessage::Seek {
-            settings: settings.clone(),
-            rated: None,
-        })
-        .await;
-    }
-    let mut red = Follower::await_snapshot(red).await;
-    let mut black = Follower::await_snapshot(black).await;
-    if red.seat() != Player::Red {
-        std::mem::swap(&mut red, &mut black);
-    }
-    [red, black]
-}
-
-/// The next legal move (a drop, never onto a full socket) of the player to move.
-fn a_move(f: &Follower) -> Action {
-    let turn = f.replica.turn();
-    f.replica
-        .legal_actions(turn)
-        .into_iter()
-        .find(|a| matches!(a, Action::Move { to, drop: true, .. } if !f.replica.is_full(*to)))
-        .expect("a legal move")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,12 +2,13 @@
 //! (a long pause, an overload, SIGSTOP) and another takes the game meanwhile.
 //!
 //! - **The owner stops first.** A game's task runs only while its node can prove its
-//!   lease (`tenure`): a refresh that succeeds proves it for [`proven_part`] of a lease
-//!   counted from before the refresh was asked (the key expires a whole lease after
-//!   NATS received it). A node that wakes from a stall finds the proof out of date
-//!   before it does anything else, and the game is suspended there: nothing stored,
-//!   nothing announced, its clients told `game_moved` (they join again, which reaches
-//!   the new owner). A refresh whose compare-and-set fails ends the tenure at once.
+//!   lease (`tenure`; the node's one lease holds all its games, see `lease`): a renewal
+//!   that succeeds proves it for [`proven_part`] of a lease counted from before the
+//!   renewal was asked (the key expires a whole lease after NATS received it). A node
+//!   that wakes from a stall finds the proof out of date before it does anything else,
+//!   and the game is suspended there: nothing stored, nothing announced, its clients told
+//!   `game_moved` (they join again, which reaches the new owner). A renewal refused
+//!   because the key lapsed ends the tenure of all the node's games at once.
 //! - **The database refuses the stale owner.** A takeover adds one to the game row's
 //!   `owner_epoch` ([`crate::store::Store::fence_game`]) *before* reading the journal.
 //!   Every journal row and the end carry the writer's epoch and are written only if the
@@ -22,18 +23,20 @@ use protocol::wire::GameId;
 use async_nats::jetstream::kv;
 use tokio::time::Instant;
 
+use super::takeover::KEY_REWRITE;
 use super::Cluster;
 use crate::store::LiveGame;
 
 impl Cluster {
-    /// Refreshes the leases that are due; lets go of the games that are gone.
-    pub(super) async fn refresh(&self) {
+    /// Writes again the owner keys that are due (every [`KEY_REWRITE`], so that none
+    /// expires under a live game); lets go of the games that are gone.
+    pub(super) async fn rewrite_keys(&self) {
         let due: Vec<(GameId, u64, bool)> = self
             .owned
             .iter()
             .filter_map(|o| {
                 let gone = !self.rooms.games.contains_key(o.key());
-                let due = o.refreshed + self.lease / 3 <= Instant::now();
+                let due = o.refreshed + KEY_REWRITE <= Instant::now();
                 (gone || due).then_some((*o.key(), o.revision, gone))
             })
             .collect();
@@ -42,14 +45,13 @@ impl Cluster {
                 if let Some((_, o)) = self.owned.remove(&id) {
                     o.server.abort();
                     // Only a key this node still holds goes: a game suspended because
-                    // its lease ran out may have a new owner's key by now.
+                    // the node's lease lapsed may have a new owner's key by now.
                     if o.tenure.holds() {
                         let _ = self.kv.purge(id.to_string()).await;
                     }
                 }
                 continue;
             }
-            let asked = Instant::now();
             match self
                 .kv
                 .update(id.to_string(), self.node.clone().into(), revision)
@@ -59,21 +61,16 @@ impl Cluster {
                     if let Some(mut o) = self.owned.get_mut(&id) {
                         o.revision = revision;
                         o.refreshed = Instant::now();
-                        o.tenure
-                            .extend(asked + crate::tenure::proven_part(self.lease));
                     }
                 }
-                // No answer in time (NATS slow or away): nothing is proven either way;
-                // the game stops when its proven lease runs out, unless a later refresh
-                // gets through first.
+                // No answer in time (NATS slow or away): tried again at the next turn.
                 Err(e) if e.kind() == kv::UpdateErrorKind::TimedOut => {
-                    tracing::warn!(game = %id, error = %e, "a lease refresh timed out");
+                    tracing::warn!(game = %id, error = %e, "an owner key's rewrite timed out");
                 }
                 Err(e) => {
-                    // Refused: the lease ran out (this node stalled longer than the
-                    // lease) and another node may have taken the game: the game task
-                    // stops here (see `fence`).
-                    tracing::error!(game = %id, error = %e, "lost the lease of a game");
+                    // Refused: another node took the game (this node's lease lapsed
+                    // meanwhile): the game task stops here (see the module's doc).
+                    tracing::error!(game = %id, error = %e, "lost the key of a game");
                     self.lose(id);
                 }
             }

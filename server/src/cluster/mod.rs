@@ -4,9 +4,10 @@
 //! - **Ownership.** Each live game is run by exactly one node (its game task, unchanged).
 //!   The owner is recorded in the JetStream key-value bucket [`BUCKET`] (key: the game
 //!   id; value: the node id). A key is created with `create` (a compare-and-set on "no
-//!   key"), refreshed by the owner with `update` on the revision it last wrote (another
-//!   compare-and-set) every third of the lease, and the bucket's `max_age` is the lease:
-//!   a key nobody refreshes disappears. Why the KV rather than PostgreSQL advisory locks:
+//!   key") and changes owner only by a compare-and-set on its revision, once the owner's
+//!   lease lapsed. The lease is the node's, not the game's: its key in [`NODES_BUCKET`]
+//!   (`max_age`: the lease), renewed every third of a lease, holds all its games (see
+//!   `lease` and `takeover`). Why the KV rather than PostgreSQL advisory locks:
 //!   an advisory lock belongs to a database session, so it needs one pinned connection
 //!   per node held for ever, and a node's death is noticed only when PostgreSQL notices
 //!   the socket is dead (TCP keep-alive: minutes by default), while a lease expires at a
@@ -47,10 +48,10 @@
 //!   (time since its frame was read, on the client's node) and the owner dates it that
 //!   much before its receipt, capped at [`AGE_CAP`]. Lag measurements travel the same way.
 //! - **Failover.** Every node scans the games the database says are live; one that runs
-//!   nowhere here and has no owner key (its lease expired: its node died) is claimed
-//!   with `create` (one node wins) and rebuilt from its journal by [`game::restore`]:
+//!   nowhere here and whose owner's lease lapsed (its node died) is claimed with a
+//!   compare-and-set (one node wins) and rebuilt from its journal by [`game::restore`]:
 //!   game time ran on meanwhile, and its players are away with a fresh grace until they
-//!   come back (to any node).
+//!   come back (to any node). See `takeover`.
 //! - **The lobby** is one for all nodes, kept by an elected leader: see [`lobby`].
 
 pub mod lobby;
@@ -74,8 +75,11 @@ use crate::peer::{Peer, PlayerRec};
 use crate::rooms::Rooms;
 
 mod fence;
+mod lease;
 mod nodes;
+mod takeover;
 pub use nodes::NODES_BUCKET;
+pub use takeover::KEY_AGE as OWNER_KEY_AGE;
 mod codes;
 mod fanout;
 mod follow;
@@ -186,9 +190,10 @@ pub struct Answer {
 
 struct Owned {
     revision: u64,
+    /// When its key was last written (again every `takeover::KEY_REWRITE`).
     refreshed: Instant,
     server: tokio::task::JoinHandle<()>,
-    /// The game task's hold, extended at each refresh (see `fence`).
+    /// The game task's hold, extended at each renewal of the node's lease (see `lease`).
     tenure: Arc<crate::tenure::Tenure>,
 }
 
@@ -207,8 +212,10 @@ pub struct Cluster {
     proxies: DashMap<(String, u64), Peer>,
     /// Client side: the command queue of each local connection that follows a game
     /// owned elsewhere.
-    /// The nodes' liveness bucket (see `nodes`).
+    /// The nodes' liveness bucket (see `nodes`), which holds this node's lease.
     nodes: kv::Store,
+    /// This node's lease (see `lease`).
+    lease_state: lease::NodeLease,
     /// Owner side: the games each proxy joined or watches, by (node, conn).
     following: DashMap<(String, u64), HashSet<GameId>>,
     followers: DashMap<u64, mpsc::Sender<Queued>>,
@@ -286,7 +293,7 @@ impl Cluster {
             .await
             .map_err(|e| anyhow::anyhow!("NATS at {nats_url}: {e}"))?;
         let js = async_nats::jetstream::new(client.clone());
-        let kv = nodes::open_bucket(&js, BUCKET, lease).await?;
+        let kv = nodes::open_bucket(&js, BUCKET, takeover::KEY_AGE).await?;
         let nodes = nodes::bucket(&js, lease).await?;
         let relay = fanout::OwnerRelay::start(client.clone());
         // The games hand it what they publish once for the other nodes.
@@ -309,15 +316,20 @@ impl Cluster {
             fans: Default::default(),
             owners_seen: Default::default(),
             claims: Default::default(),
+            lease_state: Default::default(),
             relay,
             stats: Default::default(),
         });
         // Alive before it serves anyone: a node that saw one of its clients first, and
         // then no key for it, would take it for dead and drop that client's proxies.
-        cluster.say_alive().await;
+        cluster
+            .take_node_key()
+            .await
+            .map_err(|e| anyhow::anyhow!("this node's key in {NODES_BUCKET}: {e}"))?;
         tracing::info!(node = %cluster.node, lease_ms = lease.as_millis() as u64, "joined the cluster");
         cluster.serve_codes().await?;
         tokio::spawn(cluster.clone().lease_loop());
+        tokio::spawn(cluster.clone().renew_loop());
         Ok(cluster)
     }
 
@@ -347,7 +359,7 @@ impl Cluster {
             }
             self.drop_fenced();
             self.claim_new().await;
-            self.refresh().await;
+            self.rewrite_keys().await;
             if Instant::now() >= next_scan {
                 next_scan = Instant::now() + scan_every;
                 self.nodes_tick().await;
@@ -358,6 +370,20 @@ impl Cluster {
         }
         for o in self.owned.iter() {
             o.server.abort();
+        }
+    }
+
+    /// Renews this node's lease every third of a lease, on a task of its own: a long
+    /// takeover scan in the lease loop cannot make it lapse.
+    async fn renew_loop(self: Arc<Self>) {
+        let stop = self.rooms.stop_games.clone();
+        let every = self.lease / 3;
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::sleep(every) => {}
+            }
+            self.renew().await;
         }
     }
 
@@ -372,9 +398,8 @@ impl Cluster {
             .filter(|id| !self.owned.contains_key(id) && !self.foreign.contains_key(id))
             .collect();
         for id in new {
-            let asked = Instant::now();
             match self.create(id).await {
-                Ok(revision) => self.own(id, revision, asked).await,
+                Ok(revision) => self.own(id, revision).await,
                 Err(e) => {
                     tracing::error!(game = %id, error = %e, "a new game is owned by another node");
                     if let Some(g) = self.rooms.games.get(&id) {
@@ -397,11 +422,9 @@ impl Cluster {
         if self.foreign.contains_key(&id) || !self.rooms.games.contains_key(&id) {
             return false;
         }
-        // The lease is proven from before it was asked for (see `tenure`).
-        let asked = Instant::now();
         match self.create(id).await {
             Ok(revision) => {
-                self.own(id, revision, asked).await;
+                self.own(id, revision).await;
                 true
             }
             Err(e) => {
@@ -431,13 +454,14 @@ impl Cluster {
         }
     }
 
-    /// Serves the commands of a game now owned here, by a key written with `revision`
-    /// (asked for at `asked`).
-    async fn own(self: &Arc<Self>, id: GameId, revision: u64, asked: Instant) {
+    /// Serves the commands of a game now owned here, by a key written with `revision`.
+    async fn own(self: &Arc<Self>, id: GameId, revision: u64) {
         let Some(tenure) = self.rooms.games.get(&id).map(|g| g.tenure.clone()) else {
             return;
         };
-        tenure.extend(asked + crate::tenure::proven_part(self.lease));
+        // Held as long as the node's lease is proven (a game is taken from this node only
+        // once its lease lapsed); at once unproven while the lease is being taken again.
+        tenure.extend(self.lease_state.proven().unwrap_or_else(Instant::now));
         let server = match self.client.subscribe(cmd_subject(id)).await {
             Ok(sub) => tokio::spawn(self.clone().serve_game(id, sub)),
             Err(e) => {
@@ -455,80 +479,5 @@ impl Cluster {
                 tenure,
             },
         );
-    }
-
-    /// Takes the live games of the database that nobody owns (their node died, or this
-    /// node restarted).
-    async fn take_over(self: &Arc<Self>) -> anyhow::Result<()> {
-        let live = self.rooms.store.live_ids().await?;
-        let now = crate::clock::unix_ms();
-        let mut owners = self.owners_seen.scan(live.iter().map(|(id, _)| *id));
-        for (id, started_ms) in live {
-            if self.rooms.games.contains_key(&id) {
-                continue;
-            }
-            // A game just started elsewhere may not have its key yet.
-            if now.saturating_sub(started_ms) < self.lease.as_millis() as u64 {
-                continue;
-            }
-            if self.owner_alive(&mut owners, id).await {
-                continue;
-            }
-            let key = id.to_string();
-            let asked = Instant::now();
-            let revision = match self.kv.entry(key.clone()).await? {
-                Some(e) if e.operation == kv::Operation::Put => {
-                    self.owners_seen.saw(id, &e.value);
-                    if e.value.as_ref() != self.node.as_bytes() {
-                        continue;
-                    }
-                    // This node's own key, from before its restart.
-                    match self
-                        .kv
-                        .update(key, self.node.clone().into(), e.revision)
-                        .await
-                    {
-                        Ok(r) => r,
-                        Err(_) => continue,
-                    }
-                }
-                _ => match self.create(id).await {
-                    Ok(r) => r,
-                    Err(_) => continue,
-                },
-            };
-            // Fenced first, then read: the former owner can write nothing more, so the
-            // journal read is the whole of it.
-            let Some(game) = self.fence_and_load(id).await else {
-                continue;
-            };
-            let (red, black) = (&game.start.red.player_id, &game.start.black.player_id);
-            let seats = match (
-                (self.resolve)(red.clone()).await,
-                (self.resolve)(black.clone()).await,
-            ) {
-                (Some(r), Some(b)) => [r, b],
-                _ => {
-                    tracing::error!(game = %id, "a player of a game to take over is unknown");
-                    let _ = self.kv.purge(id.to_string()).await;
-                    continue;
-                }
-            };
-            self.foreign.remove(&id);
-            match crate::game::restore(&self.rooms, game, seats) {
-                Ok(_) => {
-                    self.stats
-                        .takeovers
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    tracing::warn!(game = %id, node = %self.node, "took over a game");
-                    self.own(id, revision, asked).await;
-                }
-                Err(game) => {
-                    let _ = self.rooms.store.store_aborted(*game).await;
-                    let _ = self.kv.purge(id.to_string()).await;
-                }
-            }
-        }
-        Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! Which nodes are alive: each node keeps its key (its node id) in the JetStream
 //! key-value bucket [`NODES_BUCKET`], whose `max_age` is the lease, by writing it every
-//! third of a lease, with the number of live games it runs ([`Heartbeat`]). An owner that
+//! third of a lease, with the number of live games it runs ([`Heartbeat`]); that key is
+//! also the node's lease on all its games (see `lease`). An owner that
 //! finds the key of a node gone treats each proxy of that node's clients in its games as a
 //! closed connection: a seat is away (with its reconnection grace) instead of looking
 //! present until the game ends. The lobby reads the same keys: its leader drops a dead
@@ -23,11 +24,11 @@ const FULL_SCAN_EVERY: u64 = 10;
 
 /// The owners of other nodes' live games, as last read from the owners' bucket. A
 /// takeover scan reads a game's key only when its owner's node no longer says it is
-/// alive (its keys expire together with its games' leases, both written every third of
-/// a lease), or when the owner is unknown: one read per node per scan instead of one per
-/// game (200 games over 2 nodes: 120 JetStream reads a second, about a tenth of the
-/// NATS messages of 600 moves a second). Every [`FULL_SCAN_EVERY`]th scan reads them
-/// all, in case a game's lease lapsed while its node lived on.
+/// alive (a game changes owner only once its owner's key is gone, see `takeover`), or
+/// when the owner is unknown: one read per node per scan instead of one per game (200
+/// games over 2 nodes: 120 JetStream reads a second, about a tenth of the NATS messages
+/// of 600 moves a second). Every [`FULL_SCAN_EVERY`]th scan reads them all, in case a
+/// game's key went (its owner deleted it) while its node lived on.
 #[derive(Default)]
 pub(super) struct OwnersSeen {
     owners: DashMap<GameId, String>,
@@ -79,14 +80,32 @@ pub(super) async fn bucket(js: &jetstream::Context, lease: Duration) -> anyhow::
 
 /// Opens the key-value bucket `name` (history 1, keys expiring after `max_age`), creating
 /// it if missing. Nodes started together may both find it missing: the one whose
-/// creation fails opens the other's.
+/// creation fails opens the other's. A bucket made with another `max_age` (by nodes of
+/// another `--lease-ms`, or of a version whose owner keys lived a lease) is given this
+/// one: keys that lapse sooner than their writers expect would end leases that hold.
 pub(super) async fn open_bucket(
     js: &jetstream::Context,
     name: &str,
     max_age: Duration,
 ) -> anyhow::Result<kv::Store> {
     if let Ok(kv) = js.get_key_value(name).await {
-        return Ok(kv);
+        let mut config = kv.status().await?.info.config;
+        if config.max_age == max_age {
+            return Ok(kv);
+        }
+        tracing::warn!(
+            bucket = name,
+            was_ms = config.max_age.as_millis() as u64,
+            now_ms = max_age.as_millis() as u64,
+            "a key-value bucket's max_age changed (every node of a cluster must have the same --lease-ms)"
+        );
+        config.max_age = max_age;
+        // As the bucket's creation sets it: never longer than the keys live.
+        config.duplicate_window = config.duplicate_window.min(max_age);
+        js.update_stream(&config)
+            .await
+            .map_err(|e| anyhow::anyhow!("JetStream key-value bucket {name}: {e}"))?;
+        return Ok(js.get_key_value(name).await?);
     }
     let created = js
         .create_key_value(kv::Config {
@@ -106,20 +125,9 @@ pub(super) async fn open_bucket(
 }
 
 impl Cluster {
-    pub(super) async fn say_alive(&self) {
-        let beat = Heartbeat {
-            games: self.rooms.games.len(),
-        };
-        let beat = serde_json::to_vec(&beat).expect("heartbeats serialise");
-        if let Err(e) = self.nodes.put(&self.node, beat.into()).await {
-            tracing::warn!(error = %e, "cannot say this node is alive");
-        }
-    }
-
-    /// Every third of a lease: says this node is alive, and closes the proxies of the
-    /// nodes that no longer say so.
+    /// Every third of a lease: closes the proxies of the nodes that no longer say they
+    /// are alive.
     pub(super) async fn nodes_tick(&self) {
-        self.say_alive().await;
         let nodes: HashSet<String> = self.proxies.iter().map(|p| p.key().0.clone()).collect();
         for node in nodes {
             let alive = match self.nodes.entry(&node).await {
@@ -146,13 +154,21 @@ impl Cluster {
         if owner == self.node {
             return false;
         }
-        if let Some(&alive) = scan.alive.get(&owner) {
+        self.node_alive(scan, &owner).await
+    }
+
+    /// Whether `node` still has its key (asked once a scan). Unknown (an error) counts as
+    /// alive: a game is taken from its owner only on proof that the owner's lease lapsed.
+    pub(super) async fn node_alive(&self, scan: &mut Scan, node: &str) -> bool {
+        if let Some(&alive) = scan.alive.get(node) {
             return alive;
         }
-        // Unknown (an error) counts as not alive: the game's own key is read.
-        let alive = matches!(self.nodes.entry(&owner).await,
-            Ok(Some(e)) if e.operation == kv::Operation::Put);
-        scan.alive.insert(owner, alive);
+        let alive = match self.nodes.entry(node).await {
+            Ok(Some(e)) => e.operation == kv::Operation::Put,
+            Ok(None) => false,
+            Err(_) => true,
+        };
+        scan.alive.insert(node.to_string(), alive);
         alive
     }
 

@@ -1,0 +1,178 @@
+//! A node's lease on its games (issue 18), with real nats-server and PostgreSQL: one key
+//! per node holds all its games (no write per game while they run), a node whose lease
+//! lapsed stops its games and takes them back from their journals when nobody else did,
+//! and buckets made with another `max_age` are given the nodes' own.
+
+use std::time::Duration;
+
+use async_nats::jetstream::kv;
+use futures::StreamExt;
+use protocol::game::{Action, Event};
+use protocol::rating::TimeControl;
+use protocol::settings::{Level, Settings};
+use protocol::wire::{ClientMessage, ServerMessage};
+use tamsk_tests::cluster::*;
+use tamsk_tests::services::Nats;
+use tamsk_tests::*;
+
+/// A plain NATS connection, as an operator's tool would use.
+async fn connect(nats: &Nats) -> async_nats::Client {
+    async_nats::connect(nats.url())
+        .await
+        .expect("connect to NATS")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_holds_all_its_games_with_its_one_key_and_writes_no_game_key_while_they_run() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let server = leading_server(&db, &nats, "a").await;
+    let kv = owners(&nats).await;
+    // Five games against the computer, each with a long clock.
+    let mut players = Vec::new();
+    for i in 0..5 {
+        let mut c = Client::new_player(&server, &format!("Lease{i}")).await;
+        c.send(&ClientMessage::PlayBot {
+            settings: TimeControl::Rapid.settings(Level::One),
+            level: None,
+            rated: None,
+        })
+        .await;
+        let f = Follower::await_snapshot(c).await;
+        owned_by(&kv, f.game, "a").await;
+        players.push(f);
+    }
+
+    // Every write of a key in either bucket, as NATS sees it, over six writes of the
+    // node's key (two leases).
+    let client = connect(&nats).await;
+    let mut writes = client.subscribe("$KV.>").await.expect("subscribe");
+    client.flush().await.expect("flush");
+    let (mut node_writes, mut game_writes) = (0, 0);
+    within("six writes of the node's key", async {
+        while node_writes < 6 {
+            let msg = writes.next().await.expect("the subscription");
+            let subject = msg.subject.as_str();
+            if subject == format!("$KV.{}.a", server::cluster::NODES_BUCKET) {
+                node_writes += 1;
+            } else if subject.starts_with(&format!("$KV.{}.", server::cluster::BUCKET)) {
+                game_writes += 1;
+            }
+        }
+    })
+    .await;
+    assert_eq!(
+        game_writes, 0,
+        "no owner key written while the games run (the node's key holds them)"
+    );
+
+    // Two leases on, every game is still played there: the node's key held them.
+    assert_eq!(metric(server.addr, "tamsk_games_live").await, 5.0);
+    for f in &mut players {
+        while f.replica.is_playing() && f.replica.turn() != f.seat() {
+            within("the computer's move", f.next_event()).await;
+        }
+        let action = a_move(f);
+        f.act(action).await;
+        f.until_own(f.seat(), action).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_whose_lease_lapsed_stops_its_game_and_takes_it_back_from_the_journal() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let a = Node::start(node_config(&db, &nats, "a"));
+    let settings = Settings {
+        hourglass_ms: 60_000,
+        ..Settings::blitz(Level::One)
+    };
+    let [mut red, mut black] = seated_at(a.addr, ["RedL", "BlackL"], &settings).await;
+    let game = red.game;
+    owned_by(&owners(&nats).await, game, "a").await;
+    stored_live(&db, game).await;
+    play_random(&mut red, &mut black, 3, 6).await;
+    let before = red.entries.clone();
+
+    // The node stalls until its key is gone (its lease lapsed), then wakes up.
+    let thaw = a.freeze().await;
+    let js = async_nats::jetstream::new(connect(&nats).await);
+    let nodes = js
+        .get_key_value(server::cluster::NODES_BUCKET)
+        .await
+        .expect("the nodes' bucket");
+    within("the node's key gone", async {
+        while matches!(nodes.entry("a").await, Ok(Some(e)) if e.operation == kv::Operation::Put) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    drop(thaw);
+
+    // Nothing more of the game is played by the run that lost it: its players are told
+    // to join again.
+    for f in [&mut red, &mut black] {
+        loop {
+            match within("told that the game moved", f.client.recv()).await {
+                ServerMessage::Error { code, game: g, .. } if code == "game_moved" => {
+                    assert_eq!(g, Some(game));
+                    break;
+                }
+                ServerMessage::Event(ev) => f.check(&ev),
+                _ => {}
+            }
+        }
+    }
+    // The node takes its key again, and the game back from its journal: the players
+    // join again on the same node and play on from every entry they had.
+    let mut red2 = join_again(red.client, game, red.seq).await;
+    let mut black2 = join_again(black.client, game, black.seq).await;
+    assert_eq!(&red2.entries[..before.len()], &before[..]);
+    assert_eq!(metric(a.addr, "tamsk_cluster_takeovers_total").await, 1.0);
+    let made = play_random(&mut red2, &mut black2, 4, 4).await;
+    assert_eq!(made, 4, "moves after the node took its game back");
+    red2.act(Action::Resign).await;
+    red2.until("the end", |e| matches!(e, Event::GameEnded { .. }))
+        .await;
+    assert_eq!(stored_row(&db, game).await.0, "finished");
+    let live = nodes.entry("a").await.expect("read the node's key");
+    assert!(
+        live.is_some_and(|e| e.operation == kv::Operation::Put),
+        "the node holds a key again"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn buckets_made_with_another_max_age_are_given_the_nodes_own() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    // As a cluster of another `--lease-ms`, or of a version whose owner keys lived a
+    // lease, would have left them.
+    let js = async_nats::jetstream::new(connect(&nats).await);
+    for bucket in [server::cluster::NODES_BUCKET, server::cluster::BUCKET] {
+        js.create_key_value(kv::Config {
+            bucket: bucket.into(),
+            history: 1,
+            max_age: Duration::from_secs(60),
+            ..Default::default()
+        })
+        .await
+        .expect("a bucket");
+    }
+    let _server = leading_server(&db, &nats, "a").await;
+    let max_age = |bucket: &'static str| {
+        let js = js.clone();
+        async move {
+            let kv = js.get_key_value(bucket).await.expect("the bucket");
+            kv.status().await.expect("its status").max_age()
+        }
+    };
+    assert_eq!(max_age(server::cluster::NODES_BUCKET).await, LEASE);
+    assert_eq!(
+        max_age(server::cluster::BUCKET).await,
+        server::cluster::OWNER_KEY_AGE
+    );
+}
