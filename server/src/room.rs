@@ -12,6 +12,10 @@ use protocol::Event;
 
 use crate::history::History;
 
+/// The least change of a seat's round trip that is published (see [`Room::lag_measured`]);
+/// a node sends a remote seat's lag to its game's owner by the same rule.
+pub const LAG_STEP_MS: u64 = 10;
+
 /// What a room did, in the order it did it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Out {
@@ -305,7 +309,7 @@ impl Room {
         self.away = [None; 2];
     }
 
-    /// A seat's round trip, published when it is new or moved by 10 ms or more, so that
+    /// A seat's round trip, published when it is new or moved by [`LAG_STEP_MS`] or more, so that
     /// the opponent and the watchers can show it without an event at every ping; the
     /// engine judges with it from `at` on (a recorded entry, so that replicas and
     /// replays move the same deadlines). Published once, as a `lag` change at its own
@@ -314,7 +318,8 @@ impl Room {
         // The engine judges with what the entry keeps, as a replica will.
         let rtt_ms = entry_ms(rtt_ms);
         let last = &mut self.lag_ms[player.index()];
-        if last.is_some_and(|l| l.abs_diff(rtt_ms.into()) < 10) || !self.game.is_playing() {
+        if last.is_some_and(|l| l.abs_diff(rtt_ms.into()) < LAG_STEP_MS) || !self.game.is_playing()
+        {
             return;
         }
         *last = Some(rtt_ms.into());

@@ -88,7 +88,14 @@ pub(super) struct Fans {
     /// removal of its game's fan.
     changing: tokio::sync::Mutex<()>,
     /// Per local connection: the remote games it is seated in (its lag goes to them).
-    seats: DashMap<u64, Vec<GameId>>,
+    seats: DashMap<u64, Vec<RemoteSeat>>,
+}
+
+/// A remote game a local connection is seated in, and the round trip last sent to its
+/// owner for that seat.
+pub(super) struct RemoteSeat {
+    pub(super) game: GameId,
+    pub(super) lag_sent: Option<u64>,
 }
 
 pub(super) struct GameFan {

@@ -111,7 +111,7 @@ impl Cluster {
     /// Client side: a local connection measured its round trip: the owners of the
     /// remote games it is seated in are told (best effort, as for local games).
     pub fn lag(&self, conn: u64, rtt_ms: u64, received: Instant) {
-        for game in self.remote_seats(conn) {
+        for game in self.lag_due(conn, rtt_ms) {
             let Some(tx) = self.followers.get(&conn).map(|t| t.clone()) else {
                 return;
             };

@@ -272,3 +272,77 @@ async fn a_remote_seats_lag_reaches_the_owner() {
     let w = watch(&a, red.game, "Walt").await;
     assert!(w.snapshot.black.lag_ms.is_some(), "{:?}", w.snapshot.black);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_seats_lag_goes_to_the_owner_only_when_it_moved_by_the_published_step() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let a = leading_server(&db, &nats, "a").await;
+    let b = TestServer::start_with(Config {
+        ping_interval: Duration::from_millis(50),
+        first_ping: Some(Duration::from_millis(50)),
+        ..node_config(&db, &nats, "b")
+    })
+    .await;
+    let (_red, mut black) = start_game(&a, &Settings::blitz(Level::One)).await;
+    owned(&nats, black.game).await;
+    // What node b sends the game's owner, as NATS carries it.
+    let client = async_nats::connect(nats.url()).await.expect("NATS");
+    let mut cmds = client
+        .subscribe(format!("tamsk.game.{}.cmd", black.game))
+        .await
+        .expect("subscribe");
+    client.flush().await.expect("flush");
+    move_to(&mut black, &b).await;
+
+    // Node b measures black's round trip twelve times (it tells him each).
+    let mut measured = 0;
+    while measured < 12 {
+        match within("a ping", black.client.recv_frame()).await {
+            Some(ServerMessage::Ping { nonce, .. }) => {
+                black.client.send(&ClientMessage::Pong { nonce }).await
+            }
+            Some(ServerMessage::Lag { .. }) => measured += 1,
+            Some(_) => {}
+            None => panic!("closed"),
+        }
+    }
+    // A join, queued behind every lag report of black's, marks the end of them (the
+    // first join is his resumption on node b).
+    black
+        .client
+        .send(&ClientMessage::Join {
+            game: black.game,
+            after_seq: Some(black.seq),
+        })
+        .await;
+    let mut sent = Vec::new();
+    within("the second join at the owner", async {
+        let mut joins = 0;
+        while joins < 2 {
+            let msg = cmds.next().await.expect("the subscription");
+            let cmd: server::cluster::RemoteCmd =
+                serde_json::from_slice(&msg.payload).expect("a command");
+            match cmd.op {
+                server::cluster::Op::Lag { rtt_ms } => sent.push(rtt_ms),
+                server::cluster::Op::Join { .. } => joins += 1,
+                _ => {}
+            }
+        }
+    })
+    .await;
+    eprintln!("{measured} round trips measured, lag sent {sent:?}");
+    assert!(!sent.is_empty(), "the first measurement is sent");
+    for pair in sent.windows(2) {
+        assert!(
+            pair[0].abs_diff(pair[1]) >= server::room::LAG_STEP_MS,
+            "a lag sent that moved less than the step: {sent:?}"
+        );
+    }
+    assert!(
+        sent.len() <= measured / 2,
+        "{} of {measured} measurements sent: {sent:?}",
+        sent.len()
+    );
+}

@@ -3,6 +3,7 @@
 //! asks done once its lock is released (see the parent module).
 
 use super::*;
+use crate::room::LAG_STEP_MS;
 
 impl Cluster {
     /// Client side: `conn` follows `game` (a join or watch is about to go to its owner):
@@ -57,8 +58,11 @@ impl Cluster {
         }
         if seat {
             let mut games = self.fans.seats.entry(peer.conn).or_default();
-            if !games.contains(&game) {
-                games.push(game);
+            if !games.iter().any(|s| s.game == game) {
+                games.push(RemoteSeat {
+                    game,
+                    lag_sent: None,
+                });
             }
         }
     }
@@ -68,7 +72,7 @@ impl Cluster {
     pub(in crate::cluster) async fn fan_remove(&self, game: GameId, conn: u64) {
         let _one = self.fans.changing.lock().await;
         if let Some(mut games) = self.fans.seats.get_mut(&conn) {
-            games.retain(|&g| g != game);
+            games.retain(|s| s.game != game);
         }
         self.fans
             .seats
@@ -94,8 +98,29 @@ impl Cluster {
         self.fans
             .seats
             .get(&conn)
-            .map(|g| g.clone())
+            .map(|g| g.iter().map(|s| s.game).collect())
             .unwrap_or_default()
+    }
+
+    /// Client side: `conn` measured a round trip of `rtt_ms`: the remote games it is
+    /// seated in whose owner should be told, the first time or when it moved by
+    /// [`LAG_STEP_MS`] or more since the last told (the owner's game would not publish a
+    /// smaller change: a NATS message saved per seat and ping on a steady connection).
+    pub(in crate::cluster) fn lag_due(&self, conn: u64, rtt_ms: u64) -> Vec<GameId> {
+        let Some(mut seats) = self.fans.seats.get_mut(&conn) else {
+            return Vec::new();
+        };
+        let mut due = Vec::new();
+        for seat in seats.iter_mut() {
+            if seat
+                .lag_sent
+                .is_none_or(|sent| sent.abs_diff(rtt_ms) >= LAG_STEP_MS)
+            {
+                seat.lag_sent = Some(rtt_ms);
+                due.push(seat.game);
+            }
+        }
+        due
     }
 
     /// Client side: the frames of one game's stream, to this node's clients of it.
