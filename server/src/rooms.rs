@@ -103,6 +103,9 @@ pub struct Rooms {
     /// for a player's games, and scanning every game for each would make a crowd of
     /// connections cost the square of the games.
     by_player: DashMap<String, Vec<GameId>>,
+    /// One more at each game inserted or removed (after the change): a cluster's lease
+    /// loop looks through the games for new ones only when it moved.
+    changes: AtomicU64,
     next_conn: AtomicU64,
     /// Shutdown, in order: live games are stopped (suspended for the next start, or
     /// aborted), then connections close.
@@ -156,6 +159,7 @@ impl Rooms {
             store,
             games: DashMap::new(),
             by_player: DashMap::new(),
+            changes: AtomicU64::new(0),
             next_conn: AtomicU64::new(1),
             stop_games: CancellationToken::new(),
             stop_conns: CancellationToken::new(),
@@ -245,6 +249,12 @@ impl Rooms {
             }
         }
         self.games.insert(id, handle);
+        self.changes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// How many times a game was inserted or removed so far (see `changes`).
+    pub fn changes(&self) -> u64 {
+        self.changes.load(Ordering::SeqCst)
     }
 
     /// A game that is no longer live here.
@@ -252,6 +262,7 @@ impl Rooms {
         let Some((_, handle)) = self.games.remove(&id) else {
             return;
         };
+        self.changes.fetch_add(1, Ordering::SeqCst);
         for seat in &handle.seats {
             self.by_player.remove_if_mut(&seat.id, |_, games| {
                 games.retain(|&g| g != id);

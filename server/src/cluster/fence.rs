@@ -31,12 +31,13 @@ impl Cluster {
     /// Writes again the owner keys that are due (every [`KEY_REWRITE`], so that none
     /// expires under a live game); lets go of the games that are gone.
     pub(super) async fn rewrite_keys(&self) {
+        let now = Instant::now();
         let due: Vec<(GameId, u64, bool)> = self
             .owned
             .iter()
             .filter_map(|o| {
                 let gone = !self.rooms.games.contains_key(o.key());
-                let due = o.refreshed + KEY_REWRITE <= Instant::now();
+                let due = o.refreshed + KEY_REWRITE <= now;
                 (gone || due).then_some((*o.key(), o.revision, gone))
             })
             .collect();

@@ -352,15 +352,23 @@ impl Cluster {
         let tick = Duration::from_millis(50);
         let scan_every = self.lease / 3;
         let mut next_scan = Instant::now();
+        // The local games are looked through only when one came or went (or at a scan):
+        // 4,000 live games looked through every tick were a tenth of an idle node's CPU.
+        let mut seen = None;
         loop {
             tokio::select! {
                 _ = stop.cancelled() => break,
                 _ = tokio::time::sleep(tick) => {}
             }
             self.drop_fenced();
-            self.claim_new().await;
-            self.rewrite_keys().await;
-            if Instant::now() >= next_scan {
+            let changes = self.rooms.changes();
+            let scan = Instant::now() >= next_scan;
+            if seen != Some(changes) || scan {
+                seen = Some(changes);
+                self.claim_new().await;
+                self.rewrite_keys().await;
+            }
+            if scan {
                 next_scan = Instant::now() + scan_every;
                 self.nodes_tick().await;
                 if let Err(e) = self.take_over().await {
