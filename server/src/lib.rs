@@ -148,6 +148,7 @@ pub async fn try_run_with(
         shutdown_rooms.stop_conns.cancel();
     });
     serving.await;
+    let cluster = hub.cluster.get().cloned();
     drop(hub);
     rooms.conn_tasks.close();
     let _ = tokio::time::timeout(Duration::from_secs(5), rooms.conn_tasks.wait()).await;
@@ -155,6 +156,9 @@ pub async fn try_run_with(
     let _ = tokio::time::timeout(Duration::from_secs(5), tournament_task).await;
     // Everything the games queued (their ends, aborted ones included) is on disk.
     store.flush().await;
+    if let Some(cluster) = cluster {
+        cluster.leave().await;
+    }
     tracing::info!("stopped");
     Ok(())
 }

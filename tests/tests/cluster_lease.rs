@@ -70,12 +70,7 @@ async fn a_node_holds_all_its_games_with_its_one_key_and_writes_no_game_key_whil
     // Two leases on, every game is still played there: the node's key held them.
     assert_eq!(metric(server.addr, "tamsk_games_live").await, 5.0);
     for f in &mut players {
-        while f.replica.is_playing() && f.replica.turn() != f.seat() {
-            within("the computer's move", f.next_event()).await;
-        }
-        let action = a_move(f);
-        f.act(action).await;
-        f.until_own(f.seat(), action).await;
+        my_move(f).await;
     }
 }
 
@@ -175,4 +170,58 @@ async fn buckets_made_with_another_max_age_are_given_the_nodes_own() {
         max_age(server::cluster::BUCKET).await,
         server::cluster::OWNER_KEY_AGE
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_shuts_down_leaves_and_another_takes_its_games_without_waiting_for_its_lease() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let a = leading_server(&db, &nats, "a").await;
+    let b = TestServer::start_with(node_config(&db, &nats, "b")).await;
+    // A game against the computer on node b runs there.
+    let mut c = Client::new_player(&b, "Tess").await;
+    c.send(&ClientMessage::PlayBot {
+        settings: TimeControl::Rapid.settings(Level::One),
+        level: None,
+        rated: None,
+    })
+    .await;
+    let mut f = Follower::await_snapshot(c).await;
+    let game = f.game;
+    let kv = owners(&nats).await;
+    owned_by(&kv, game, "b").await;
+    stored_live(&db, game).await;
+    my_move(&mut f).await;
+    let before = f.entries.clone();
+
+    // Node b shuts down (as on SIGTERM, no drain): its game is suspended, live in the
+    // database, and its key is gone as it stops.
+    b.stop().await;
+    let js = async_nats::jetstream::new(connect(&nats).await);
+    let nodes = js
+        .get_key_value(server::cluster::NODES_BUCKET)
+        .await
+        .expect("the nodes' bucket");
+    let entry = nodes.entry("b").await.expect("read node b's key");
+    assert!(
+        entry.is_none_or(|e| e.operation != kv::Operation::Put),
+        "node b's key is gone when it stopped"
+    );
+    // Node a takes the game over; the player comes back there and plays on.
+    owned_by(&kv, game, "a").await;
+    let (c, _) = Client::returning_at(a.addr, &f.client.token).await;
+    let mut f = join_again(c, game, f.seq).await;
+    assert_eq!(&f.entries[..before.len()], &before[..]);
+    my_move(&mut f).await;
+}
+
+/// The player plays a move when his turn comes (after the computer's, if it is to move).
+async fn my_move(f: &mut Follower) {
+    while f.replica.is_playing() && f.replica.turn() != f.seat() {
+        within("the computer's move", f.next_event()).await;
+    }
+    let action = a_move(f);
+    f.act(action).await;
+    f.until_own(f.seat(), action).await;
 }

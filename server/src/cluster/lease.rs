@@ -119,6 +119,24 @@ impl Cluster {
         self.lapsed().await;
     }
 
+    /// This node stops for good, every game of it stopped and their journals written: its
+    /// key goes, so that the other nodes take its games (suspended, live in the database)
+    /// at their next scan, not a lease later when the key would have expired. Not while a
+    /// game task of it still runs (its tenure runs out first, a lease after the last
+    /// renewal), nor once the key is another run's (the same node id started again).
+    pub async fn leave(&self) {
+        if !self.rooms.games.is_empty() {
+            return;
+        }
+        let ours = self.lease_state.revision.load(Ordering::SeqCst);
+        if matches!(self.nodes.entry(&self.node).await, Ok(Some(e)) if e.revision == ours) {
+            match self.nodes.delete(&self.node).await {
+                Ok(()) => tracing::info!(node = %self.node, "left the cluster"),
+                Err(e) => tracing::warn!(error = %e, "cannot delete this node's key"),
+            }
+        }
+    }
+
     /// Every game of this node may have been taken over: each stops here (see `fence`),
     /// and the node takes a key again. A game nobody took is taken back by the takeover
     /// scan, from its journal.
