@@ -153,6 +153,14 @@ impl App {
                 }
                 self.after_hello(Vec::new(), at, &mut send);
             }
+            // On a server of several nodes the lobby's answer to a seek can come after the
+            // snapshot of the game it was paired into (docs/PROTOCOL.md): the game wins.
+            ServerMessage::Seeking { .. }
+                if self.phase == Phase::InGame
+                    && self
+                        .game
+                        .as_ref()
+                        .is_some_and(|g| g.seat.is_some() && !g.is_over()) => {}
             ServerMessage::Seeking { settings } => {
                 self.phase = Phase::Seeking;
                 self.info(

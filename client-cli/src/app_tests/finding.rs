@@ -380,3 +380,22 @@ fn a_private_game_is_watched_by_its_code_again_after_a_reconnect() {
     );
     assert!(app.quit);
 }
+
+#[test]
+fn a_seeking_answer_after_the_snapshot_of_its_game_leaves_the_player_in_the_game() {
+    // On several nodes the lobby's `seeking` can come after the game's first frame.
+    let t0 = Instant::now();
+    let (mut app, _) = finder(Find::Seek, t0);
+    let fake = Fake::new(Settings::level(Level::Two));
+    app.on_message(fake.snapshot(Some(Player::Red), 0), t0);
+    assert_eq!(app.phase, Phase::InGame);
+    app.take_output();
+    app.on_message(
+        ServerMessage::Seeking {
+            settings: Settings::level(Level::Two),
+        },
+        t0,
+    );
+    assert_eq!(app.phase, Phase::InGame);
+    assert!(app.take_output().is_empty(), "nothing said of a seek");
+}
