@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use protocol::game::{Action, Player};
 use protocol::settings::Settings;
-use protocol::wire::{ClientMessage, GameId, ServerMessage};
+use protocol::wire::{ClientMessage, GameEvent, GameId, ServerMessage};
 use server::Config;
 
 use crate::services::{Nats, TestDb};
@@ -353,4 +353,32 @@ pub fn a_move(f: &Follower) -> Action {
         .into_iter()
         .find(|a| matches!(a, Action::Move { to, drop: true, .. } if !f.replica.is_full(*to)))
         .expect("a legal move")
+}
+
+/// Reads `f`'s messages until he is told `game_moved` for his game (its node lost it):
+/// the events that came before, each taken in.
+pub async fn until_moved(f: &mut Follower) -> Vec<GameEvent> {
+    let mut events = Vec::new();
+    loop {
+        match within("told that the game moved", f.client.recv()).await {
+            ServerMessage::Error { code, game, .. } if code == "game_moved" => {
+                assert_eq!(game, Some(f.game));
+                return events;
+            }
+            ServerMessage::Event(ev) => {
+                f.check(&ev);
+                events.push(*ev);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The nodes' bucket, as an operator's tool reads it.
+pub async fn nodes_bucket(nats: &Nats) -> async_nats::jetstream::kv::Store {
+    let client = async_nats::connect(nats.url()).await.expect("NATS");
+    async_nats::jetstream::new(client)
+        .get_key_value(server::cluster::NODES_BUCKET)
+        .await
+        .expect("the nodes' bucket")
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use protocol::game::{Action, Event, Player};
 use protocol::record::{Entry, Record};
 use protocol::settings::{Level, Settings};
-use protocol::wire::{Change, GameId, ServerMessage};
+use protocol::wire::{Change, GameId};
 use server::Config;
 use tamsk_tests::cluster::*;
 use tamsk_tests::services::TestDb;
@@ -89,21 +89,11 @@ async fn a_node_that_stalls_past_its_lease_stops_its_game_and_the_new_owner_alon
     // and gets no change of the game from node a (the move sent meanwhile was not played
     // there).
     for f in [&mut red, &mut black] {
-        loop {
-            match within("told that the game moved", f.client.recv()).await {
-                ServerMessage::Error { code, game: g, .. } if code == "game_moved" => {
-                    assert_eq!(g, Some(game));
-                    break;
-                }
-                ServerMessage::Event(ev) => {
-                    assert!(
-                        !matches!(ev.change, Change::Play { .. }),
-                        "node a played on after it lost the game: {ev:?}"
-                    );
-                    f.check(&ev);
-                }
-                _ => {}
-            }
+        for ev in until_moved(f).await {
+            assert!(
+                !matches!(ev.change, Change::Play { .. }),
+                "node a played on after it lost the game: {ev:?}"
+            );
         }
     }
     // Node a's game task stopped (not listed, nothing stored by it: b stores the end).

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use protocol::game::{Action, Event};
 use protocol::rating::TimeControl;
 use protocol::settings::{Level, Settings};
-use protocol::wire::{ClientMessage, ServerMessage};
+use protocol::wire::ClientMessage;
 use tamsk_tests::cluster::*;
 use tamsk_tests::services::Nats;
 use tamsk_tests::*;
@@ -93,11 +93,7 @@ async fn a_node_whose_lease_lapsed_stops_its_game_and_takes_it_back_from_the_jou
 
     // The node stalls until its key is gone (its lease lapsed), then wakes up.
     let thaw = a.freeze().await;
-    let js = async_nats::jetstream::new(connect(&nats).await);
-    let nodes = js
-        .get_key_value(server::cluster::NODES_BUCKET)
-        .await
-        .expect("the nodes' bucket");
+    let nodes = nodes_bucket(&nats).await;
     within("the node's key gone", async {
         while matches!(nodes.entry("a").await, Ok(Some(e)) if e.operation == kv::Operation::Put) {
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -109,16 +105,7 @@ async fn a_node_whose_lease_lapsed_stops_its_game_and_takes_it_back_from_the_jou
     // Nothing more of the game is played by the run that lost it: its players are told
     // to join again.
     for f in [&mut red, &mut black] {
-        loop {
-            match within("told that the game moved", f.client.recv()).await {
-                ServerMessage::Error { code, game: g, .. } if code == "game_moved" => {
-                    assert_eq!(g, Some(game));
-                    break;
-                }
-                ServerMessage::Event(ev) => f.check(&ev),
-                _ => {}
-            }
-        }
+        until_moved(f).await;
     }
     // The node takes its key again, and the game back from its journal: the players
     // join again on the same node and play on from every entry they had.
@@ -198,12 +185,11 @@ async fn a_node_that_shuts_down_leaves_and_another_takes_its_games_without_waiti
     // Node b shuts down (as on SIGTERM, no drain): its game is suspended, live in the
     // database, and its key is gone as it stops.
     b.stop().await;
-    let js = async_nats::jetstream::new(connect(&nats).await);
-    let nodes = js
-        .get_key_value(server::cluster::NODES_BUCKET)
+    let entry = nodes_bucket(&nats)
         .await
-        .expect("the nodes' bucket");
-    let entry = nodes.entry("b").await.expect("read node b's key");
+        .entry("b")
+        .await
+        .expect("read node b's key");
     assert!(
         entry.is_none_or(|e| e.operation != kv::Operation::Put),
         "node b's key is gone when it stopped"
