@@ -40,7 +40,7 @@ pub struct Config {
     pub node_id: Option<String>,
     /// How long a node's ownership of a game lasts unless refreshed (it is refreshed every
     /// third of it): after a node's death, its games are taken over within about this long.
-    #[arg(long = "lease-ms", value_name = "LEASE_MS", env = "TAMSK_LEASE_MS", default_value = "6000", value_parser = millis, help = "How long a node's lease on its games lasts unless renewed (every third of it): a dead node's games are taken over after about this long. The same on every node of a cluster")]
+    #[arg(long = "lease-ms", value_name = "LEASE_MS", env = "TAMSK_LEASE_MS", default_value = "3000", value_parser = millis, help = "How long a node's lease on its games lasts unless renewed (every third of it): a dead node's games are taken over after about this long (their players' sand runs meanwhile). The same on every node of a cluster")]
     pub lease: Duration,
     /// How long a disconnected player keeps his seat before the opponent may claim.
     #[arg(long = "reconnect-grace-ms", value_name = "RECONNECT_GRACE_MS", env = "TAMSK_RECONNECT_GRACE_MS", default_value = "60000", value_parser = millis, help = "How long a disconnected player keeps his seat before the opponent may claim the win")]
@@ -372,7 +372,7 @@ impl Default for Config {
             resume_games: true,
             nats_url: None,
             node_id: None,
-            lease: Duration::from_secs(6),
+            lease: Duration::from_secs(3),
             fanout_loss_every: 0,
             precise_timer: true,
             game_threads: 0,
