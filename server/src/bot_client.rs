@@ -6,8 +6,10 @@
 //! is opened again, as the same player, for up to [`RECONNECT_FOR`], and the bot takes
 //! its seat again with a fresh snapshot, whichever node of a cluster the URL reaches; a
 //! join answered "try again" (`game_moving`: the game changes nodes) is sent again a
-//! second later; a game gone meanwhile counts as unfinished. Between games a lost
-//! connection ends the run, as before.
+//! second later; a game gone meanwhile counts as unfinished. A game that left the bot's
+//! node while its connection stayed open (`game_moved`: the node lost its lease, a stall
+//! or a NATS outage) is joined again the same way, on the same connection. Between games
+//! a lost connection ends the run, as before.
 
 use std::time::Duration;
 
@@ -283,7 +285,9 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
         let mut rejoining = false;
         let mut rejoin_at: Option<Instant> = None;
         while !driver.over() {
-            if let Some(next) = driver.step(Instant::now()) {
+            // While it joins again the bot's replica is out of date: it acts again from
+            // the fresh snapshot.
+            if let Some(next) = driver.step(Instant::now()).filter(|_| !rejoining) {
                 let msg = match next {
                     Send::Act(game, action) => ClientMessage::Act { game, action },
                     Send::ClaimAbandonment(game) => ClientMessage::ClaimAbandonment { game },
@@ -297,7 +301,7 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
                 }
                 continue;
             }
-            let timer = driver.timer();
+            let timer = driver.timer().filter(|_| !rejoining);
             let far = Instant::now() + Duration::from_secs(3600);
             tokio::select! {
                 frame = next(&mut ws) => match frame {
@@ -310,17 +314,34 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
                         tracing::debug!(game = %s.game, "the next game's snapshot, kept");
                         pending = Some(ServerFrame::Message(ServerMessage::Snapshot(s)));
                     }
+                    // The game is no longer run by this connection's node: joined again,
+                    // which reaches the node that runs it now.
+                    Ok(Some(ServerFrame::Message(ServerMessage::Error { code, game: Some(g), .. })))
+                        if code == "game_moved" && g == game =>
+                    {
+                        tracing::info!(game = %game, "the game moved: joining it again");
+                        rejoining = true;
+                        if let Err(e) = send(&mut ws, &join(game)).await {
+                            ws = reconnect(&options.url, &report.token, game, &e).await?;
+                            report.reconnects += 1;
+                        }
+                    }
                     Ok(Some(ServerFrame::Message(ServerMessage::Error { code, game: Some(g), message, .. })))
                         if rejoining && g == game =>
                     {
-                        if !protocol::wire::is_try_again(&code) {
+                        if protocol::wire::is_try_again(&code) {
+                            tracing::info!(game = %game, %code, "joining again in a second");
+                            rejoin_at = Some(Instant::now() + protocol::wire::TRY_AGAIN_AFTER);
+                        } else if matches!(code.as_str(), "unknown_game" | "not_a_player") {
                             // Gone while the bot was away (over, and no longer kept): its
                             // end is not known here; counted unfinished, and on to the next.
                             tracing::warn!(game = %game, %code, %message, "the game cannot be joined again");
                             break;
+                        } else {
+                            // The refusal of an action sent before the game moved, not an
+                            // answer to the join.
+                            tracing::debug!(game = %game, %code, "an action refused while joining again");
                         }
-                        tracing::info!(game = %game, %code, "joining again in a second");
-                        rejoin_at = Some(Instant::now() + protocol::wire::TRY_AGAIN_AFTER);
                     }
                     Ok(Some(ServerFrame::Message(msg))) => {
                         if matches!(&msg, ServerMessage::Snapshot(s) if s.game == game) {

@@ -179,6 +179,9 @@ async fn a_node_that_shuts_down_leaves_and_another_takes_its_games_without_waiti
     let kv = owners(&nats).await;
     owned_by(&kv, game, "b").await;
     stored_live(&db, game).await;
+    // Two moves of the player, so that the computer moved too (the first-move bound runs
+    // on while the game changes nodes).
+    my_move(&mut f).await;
     my_move(&mut f).await;
     let before = f.entries.clone();
 
@@ -207,7 +210,85 @@ async fn my_move(f: &mut Follower) {
     while f.replica.is_playing() && f.replica.turn() != f.seat() {
         within("the computer's move", f.next_event()).await;
     }
+    assert!(
+        f.replica.is_playing(),
+        "the game ended: {:?}",
+        f.replica.status()
+    );
     let action = a_move(f);
     f.act(action).await;
     f.until_own(f.seat(), action).await;
+}
+
+/// The bundled bot's node loses its lease (a stall): the bot is told its game moved, joins
+/// it again on the same connection, wherever it runs now, and plays on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bot_joins_its_game_again_when_the_game_moves_off_its_node() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    // A grace long enough for the bot's second join (a second after `game_moving`), and
+    // a first-move bound longer than the takeover (game time runs meanwhile).
+    let a = Node::start(server::Config {
+        reconnect_grace: Duration::from_secs(10),
+        abort_ms: 30_000,
+        ..node_config(&db, &nats, "a")
+    });
+    let settings = Settings {
+        hourglass_ms: 60_000,
+        ..Settings::blitz(Level::One)
+    };
+    let (code_tx, mut code_rx) = tokio::sync::mpsc::unbounded_channel();
+    let options = server::bot_client::Options {
+        url: format!("ws://{}/ws", a.addr),
+        name: "Bot Mover".into(),
+        token: None,
+        find: server::bot_client::Find::Host(settings.clone()),
+        games: 1,
+        config: protocol::bot::BotConfig {
+            think_ms: 15,
+            margin_ms: 60,
+            flip_after_ms: 5,
+            ..Default::default()
+        },
+    };
+    let bot = tokio::spawn(server::bot_client::run(options, move |code| {
+        let _ = code_tx.send(code.to_string());
+    }));
+    let code = within("the code", code_rx.recv()).await.expect("a code");
+    let mut me = Client::new_player_at(a.addr, "Mo").await;
+    me.send(&ClientMessage::JoinCode { code }).await;
+    let mut me = Follower::await_snapshot(me).await;
+    let game = me.game;
+    stored_live(&db, game).await;
+    my_move(&mut me).await;
+
+    // Node a stalls until its key is gone, then wakes up: the game leaves it.
+    let thaw = a.freeze().await;
+    let nodes = nodes_bucket(&nats).await;
+    within("the node's key gone", async {
+        while matches!(nodes.entry("a").await, Ok(Some(e)) if e.operation == kv::Operation::Put) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    drop(thaw);
+    until_moved(&mut me).await;
+    let mut me = join_again(me.client, game, me.seq).await;
+    // The bot plays on: two moves of mine, each after one of its.
+    my_move(&mut me).await;
+    my_move(&mut me).await;
+    me.act(Action::Resign).await;
+    let report = within("the bot's report", bot)
+        .await
+        .expect("the bot's task")
+        .expect("the bot ran");
+    assert_eq!(report.games.len(), 1);
+    assert_eq!(report.games[0].0, game);
+    assert!(
+        matches!(report.games[0].1, protocol::game::Status::Finished { .. }),
+        "{:?}",
+        report.games[0].1
+    );
+    assert_eq!(report.reconnects, 0, "on the same connection");
 }
