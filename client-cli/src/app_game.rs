@@ -348,6 +348,24 @@ impl App {
         send: &mut Vec<ClientMessage>,
     ) {
         match (&self.phase, code) {
+            // On several nodes: the game left this connection's node (it lost its lease:
+            // a stall, a NATS outage). Joined again, which reaches the node running it now.
+            (Phase::InGame, "game_moved")
+                if game.is_some() && self.game.as_ref().map(|g| g.id) == game =>
+            {
+                let id = game.expect("checked");
+                self.phase = Phase::Joining(id);
+                send.push(self.join_again(id));
+                self.info(
+                    "rejoining",
+                    format!(
+                        "Game {} moved to another server: joining it again",
+                        short_id(id)
+                    ),
+                    json!({ "game": id, "code": code }),
+                );
+                return;
+            }
             // Not served yet: the game's node is gone and another takes it over, or it
             // is busy. Asked again in a moment.
             (Phase::Joining(id), code) if protocol::wire::is_try_again(code) => {

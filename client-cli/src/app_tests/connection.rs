@@ -258,6 +258,36 @@ fn a_game_moving_to_another_node_is_joined_again_a_second_later() {
 }
 
 #[test]
+fn a_game_that_moved_off_our_node_is_joined_again_after_the_last_event() {
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::One));
+    let mut app = seated(&fake, Player::Black, t0);
+    let ev = fake.act(Player::Red, mv("d1", "d2", true), 100);
+    app.on_message(ev, t0);
+    app.take_output();
+    // Our node lost the game (a stall, a NATS outage), the connection stays open.
+    let mut moved = ServerMessage::error("game_moved", "another node runs this game now");
+    if let ServerMessage::Error { game, .. } = &mut moved {
+        *game = Some(gid(1));
+    }
+    let sent = app.on_message(moved, t0);
+    assert_eq!(
+        sent,
+        [ClientMessage::Join {
+            game: gid(1),
+            after_seq: Some(1)
+        }]
+    );
+    assert_eq!(app.phase, Phase::Joining(gid(1)));
+    assert!(kinds(&app.take_output()).contains(&"rejoining"));
+    // The node that runs it now sends a snapshot: the game goes on.
+    fake.act(Player::Black, mv("a1", "b1", true), 200);
+    app.on_message(fake.snapshot(Some(Player::Black), 300), t0);
+    assert_eq!(app.phase, Phase::InGame);
+    assert_eq!(app.game.as_ref().map(|g| g.seq), Some(2));
+}
+
+#[test]
 fn the_server_shutting_down_is_said() {
     let t0 = Instant::now();
     let (mut app, _) = finder(Find::Seek, t0);
