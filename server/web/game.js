@@ -58,8 +58,12 @@
     base = { now_ms: nowMs, perf: performance.now() };
   }
 
+  // The error line says the game is being followed again (it changes nodes): the next
+  // snapshot clears it.
+  let waitingNotice = false;
   function showError(text) {
     $("#error").textContent = text || "";
+    waitingNotice = false;
   }
 
   // --- live ------------------------------------------------------------------------
@@ -178,6 +182,17 @@
       connect();
       return;
     }
+    if (msg.code === "game_moved" && mode === "live" && gameRef != null && sameGame(msg.game, gameRef)) {
+      // Several nodes: the game left this connection's node (it lost its lease: a stall,
+      // a NATS outage). Following it again reaches the node that runs it now.
+      hooks.moved = (hooks.moved || 0) + 1;
+      mode = "connecting";
+      showError("This game moved to another server: following it there…");
+      waitingNotice = true;
+      render(true);
+      follow();
+      return;
+    }
     if (msg.code === "unknown_game" && gameRef != null && !tv) {
       // Not live (any more): replay the stored game.
       sessionStorage.removeItem(storeKey());
@@ -194,6 +209,7 @@
       showError(msg.code === "game_moving"
         ? "This game's server is gone; another one takes it over within seconds. Trying again…"
         : msg.message + " (trying again)");
+      waitingNotice = true;
       clearTimeout(followAgain);
       followAgain = setTimeout(follow, 1000);
       return;
@@ -202,6 +218,7 @@
   }
 
   function onSnapshot(s) {
+    if (waitingNotice) showError("");
     resyncing = false;
     mode = "live";
     gameRef = s.game;

@@ -230,8 +230,8 @@ pub async fn stored_row(db: &TestDb, game: GameId) -> (String, Option<String>, S
 /// A player joins `game` again on the connection he has (its node forwards to the game's
 /// owner) and follows it from the snapshot he gets (the run that answers numbers its
 /// events above the old one's). Until the new owner runs the game a join is told
-/// `game_moving` (or `unknown_game`, from a node that took the game over while the join
-/// was on its way), and he tries again, as a real client does.
+/// `game_moving` or another try-again code (or `unknown_game`, from a node that took the
+/// game over while the join was on its way), and he tries again, as a real client does.
 pub async fn join_again(c: Client, game: GameId, after_seq: u64) -> Follower {
     let mut c = c;
     let snapshot = within("the game running on its new owner", async {
@@ -244,7 +244,7 @@ pub async fn join_again(c: Client, game: GameId, after_seq: u64) -> Follower {
             match c.recv().await {
                 ServerMessage::Snapshot(s) => return s,
                 ServerMessage::Error { code, .. }
-                    if code == "game_moving" || code == "unknown_game" =>
+                    if protocol::wire::is_try_again(&code) || code == "unknown_game" =>
                 {
                     tokio::time::sleep(Duration::from_millis(20)).await
                 }

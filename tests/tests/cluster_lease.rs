@@ -292,3 +292,78 @@ async fn the_bot_joins_its_game_again_when_the_game_moves_off_its_node() {
     );
     assert_eq!(report.reconnects, 0, "on the same connection");
 }
+
+/// A game's page (a real headless Chromium) watching a game whose node loses its lease: told
+/// `game_moved`, it follows the game again and shows it live, and the moves after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_follows_its_game_again_when_the_game_moves_off_its_node() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let _one = tamsk_tests::pages::ONE_BROWSER.lock().await;
+    // Game time runs on while the game changes hands: a grace and a first-move bound
+    // longer than that.
+    let a = Node::start(server::Config {
+        reconnect_grace: Duration::from_secs(30),
+        abort_ms: 30_000,
+        ..node_config(&db, &nats, "a")
+    });
+    let settings = Settings {
+        hourglass_ms: 60_000,
+        ..Settings::blitz(Level::One)
+    };
+    let [mut red, mut black] = seated_at(a.addr, ["RedW", "BlackW"], &settings).await;
+    let game = red.game;
+    stored_live(&db, game).await;
+    play_random(&mut red, &mut black, 8, 2).await;
+    let page = tamsk_tests::browser::Browser::launch().await;
+    page.goto(&format!("http://{}/game/{game}", a.addr)).await;
+    page.wait_for(
+        &format!("document.body.dataset.mode === 'live' && window.__tamsk.applied !== undefined && document.body.dataset.seq === '{}'", red.seq),
+        "the page following the game",
+    )
+    .await;
+
+    // Node a stalls until its key is gone, then wakes up: the game leaves it, and comes
+    // back to it from the journal (the only node).
+    let thaw = a.freeze().await;
+    let nodes = nodes_bucket(&nats).await;
+    within("the node's key gone", async {
+        while matches!(nodes.entry("a").await, Ok(Some(e)) if e.operation == kv::Operation::Put) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    drop(thaw);
+    page.wait_for("window.__tamsk.moved >= 1", "the page told the game moved")
+        .await;
+    let before_seq = red.seq;
+    for f in [&mut red, &mut black] {
+        until_moved(f).await;
+    }
+    let mut red = join_again(red.client, game, red.seq).await;
+    let mut black = join_again(black.client, game, black.seq).await;
+    // Live again, from a snapshot of the run that took the game back (numbered above
+    // the old one), with the notice gone.
+    page.wait_for(
+        &format!(
+            "document.body.dataset.mode === 'live' && Number(document.body.dataset.seq) > {}",
+            before_seq
+        ),
+        "the game live on the page again",
+    )
+    .await;
+    let notice = page
+        .eval("document.querySelector('#error').textContent")
+        .await;
+    assert_eq!(notice.as_str(), Some(""), "the notice cleared");
+    // A move after it reaches the page.
+    play_random(&mut red, &mut black, 9, 1).await;
+    page.wait_for(
+        &format!("window.__tamsk.applied[{}] !== undefined", red.seq),
+        "the page showing the move after the game moved",
+    )
+    .await;
+    page.assert_no_errors();
+    page.close().await;
+}
