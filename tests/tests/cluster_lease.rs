@@ -22,6 +22,20 @@ async fn connect(nats: &Nats) -> async_nats::Client {
         .expect("connect to NATS")
 }
 
+/// Node `name` stalls (every task of it frozen) until its key in the nodes' bucket is gone
+/// (its lease lapsed), then wakes up.
+async fn lapse(node: &Node, nats: &Nats, name: &str) {
+    let thaw = node.freeze().await;
+    let nodes = nodes_bucket(nats).await;
+    within("the node's key gone", async {
+        while matches!(nodes.entry(name).await, Ok(Some(e)) if e.operation == kv::Operation::Put) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    drop(thaw);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_holds_all_its_games_with_its_one_key_and_writes_no_game_key_while_they_run() {
     let Some((nats, db)) = services().await else {
@@ -92,15 +106,7 @@ async fn a_node_whose_lease_lapsed_stops_its_game_and_takes_it_back_from_the_jou
     let before = red.entries.clone();
 
     // The node stalls until its key is gone (its lease lapsed), then wakes up.
-    let thaw = a.freeze().await;
-    let nodes = nodes_bucket(&nats).await;
-    within("the node's key gone", async {
-        while matches!(nodes.entry("a").await, Ok(Some(e)) if e.operation == kv::Operation::Put) {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await;
-    drop(thaw);
+    lapse(&a, &nats, "a").await;
 
     // Nothing more of the game is played by the run that lost it: its players are told
     // to join again.
@@ -119,7 +125,11 @@ async fn a_node_whose_lease_lapsed_stops_its_game_and_takes_it_back_from_the_jou
     red2.until("the end", |e| matches!(e, Event::GameEnded { .. }))
         .await;
     assert_eq!(stored_row(&db, game).await.0, "finished");
-    let live = nodes.entry("a").await.expect("read the node's key");
+    let live = nodes_bucket(&nats)
+        .await
+        .entry("a")
+        .await
+        .expect("read the node's key");
     assert!(
         live.is_some_and(|e| e.operation == kv::Operation::Put),
         "the node holds a key again"
@@ -264,15 +274,7 @@ async fn the_bot_joins_its_game_again_when_the_game_moves_off_its_node() {
     my_move(&mut me).await;
 
     // Node a stalls until its key is gone, then wakes up: the game leaves it.
-    let thaw = a.freeze().await;
-    let nodes = nodes_bucket(&nats).await;
-    within("the node's key gone", async {
-        while matches!(nodes.entry("a").await, Ok(Some(e)) if e.operation == kv::Operation::Put) {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await;
-    drop(thaw);
+    lapse(&a, &nats, "a").await;
     until_moved(&mut me).await;
     let mut me = join_again(me.client, game, me.seq).await;
     // The bot plays on: two moves of mine, each after one of its.
@@ -326,15 +328,7 @@ async fn a_page_follows_its_game_again_when_the_game_moves_off_its_node() {
 
     // Node a stalls until its key is gone, then wakes up: the game leaves it, and comes
     // back to it from the journal (the only node).
-    let thaw = a.freeze().await;
-    let nodes = nodes_bucket(&nats).await;
-    within("the node's key gone", async {
-        while matches!(nodes.entry("a").await, Ok(Some(e)) if e.operation == kv::Operation::Put) {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await;
-    drop(thaw);
+    lapse(&a, &nats, "a").await;
     page.wait_for("window.__tamsk.moved >= 1", "the page told the game moved")
         .await;
     let before_seq = red.seq;
