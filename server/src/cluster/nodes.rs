@@ -8,31 +8,34 @@
 //! node's seeks, places games by the counts, and lists of games wait for the live nodes.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use dashmap::DashMap;
 
 use async_nats::jetstream::{self, kv};
 use protocol::wire::GameId;
+use tokio::time::Instant;
 
 use super::Cluster;
 use crate::rooms::GameCmd;
 
-/// Every this many takeover scans, the owner key of every game is read, whoever owned it.
-const FULL_SCAN_EVERY: u64 = 10;
+/// At most this often, a takeover scan reads the owner key of every game, whoever owned it:
+/// a safety net only (an owner reads its own games' keys at every scan), so counted in
+/// time, not in scans, which come every third of a lease.
+const FULL_SCAN_EVERY: Duration = Duration::from_secs(30);
 
 /// The owners of other nodes' live games, as last read from the owners' bucket. A
 /// takeover scan reads a game's key only when its owner's node no longer says it is
 /// alive (a game changes owner only once its owner's key is gone, see `takeover`), or
 /// when the owner is unknown: one read per node per scan instead of one per game (200
 /// games over 2 nodes: 120 JetStream reads a second, about a tenth of the NATS messages
-/// of 600 moves a second). Every [`FULL_SCAN_EVERY`]th scan reads them all, in case a
+/// of 600 moves a second). A scan every [`FULL_SCAN_EVERY`] reads them all, in case a
 /// game's key went (its owner deleted it) while its node lived on.
 #[derive(Default)]
 pub(super) struct OwnersSeen {
     owners: DashMap<GameId, String>,
-    scans: AtomicU64,
+    /// When a scan last read every key.
+    last_full: std::sync::Mutex<Option<Instant>>,
 }
 
 /// One scan's view: which owners are alive, each asked once.
@@ -47,11 +50,14 @@ impl OwnersSeen {
     pub(super) fn scan(&self, live: impl Iterator<Item = GameId>) -> Scan {
         let live: HashSet<GameId> = live.collect();
         self.owners.retain(|id, _| live.contains(id));
+        let now = Instant::now();
+        let mut last = self.last_full.lock().expect("last full scan lock");
+        let full = last.is_none_or(|at| now >= at + FULL_SCAN_EVERY);
+        if full {
+            *last = Some(now);
+        }
         Scan {
-            full: self
-                .scans
-                .fetch_add(1, Ordering::Relaxed)
-                .is_multiple_of(FULL_SCAN_EVERY),
+            full,
             alive: HashMap::new(),
         }
     }
@@ -232,17 +238,20 @@ impl Cluster {
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_tenth_scan_reads_every_key_and_games_no_longer_live_are_forgotten() {
+    #[tokio::test(start_paused = true)]
+    async fn a_scan_every_half_minute_reads_every_key_and_games_no_longer_live_are_forgotten() {
         let seen = OwnersSeen::default();
         let (g1, g2) = (GameId::now_v7(), GameId::now_v7());
-        let fulls: Vec<bool> = (0..2 * FULL_SCAN_EVERY)
-            .map(|_| seen.scan([g1, g2].into_iter()).full)
-            .collect();
-        let expected: Vec<bool> = (0..2 * FULL_SCAN_EVERY)
-            .map(|i| i % FULL_SCAN_EVERY == 0)
-            .collect();
-        assert_eq!(fulls, expected);
+        let scan = || seen.scan([g1, g2].into_iter()).full;
+        assert!(scan(), "the first scan reads every key");
+        // Scans a second apart (a third of the default lease).
+        let mut fulls = Vec::new();
+        for _ in 0..60 {
+            tokio::time::advance(Duration::from_secs(1)).await;
+            fulls.push(scan());
+        }
+        let at: Vec<usize> = (0..60).filter(|&i| fulls[i]).collect();
+        assert_eq!(at, [29, 59], "every 30 s");
         seen.saw(g1, b"a");
         seen.saw(g2, b"b");
         seen.scan([g2].into_iter());
