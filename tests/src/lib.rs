@@ -494,6 +494,16 @@ impl Client {
     }
 }
 
+/// The bot at test speeds: it thinks 15 ms and keeps a 60-ms margin.
+pub fn quick_bot() -> protocol::bot::BotConfig {
+    protocol::bot::BotConfig {
+        think_ms: 15,
+        margin_ms: 60,
+        flip_after_ms: 5,
+        ..Default::default()
+    }
+}
+
 /// A bot (an external client over a real websocket) that joins `tournament` on the server
 /// at `url` as a new player `name` and plays its games at test speeds until it is over.
 pub fn tournament_bot(url: String, name: &str, tournament: &str) -> server::bot_client::Options {
@@ -503,11 +513,36 @@ pub fn tournament_bot(url: String, name: &str, tournament: &str) -> server::bot_
         token: None,
         find: server::bot_client::Find::Tournament(tournament.into()),
         games: 0,
-        config: protocol::bot::BotConfig {
-            think_ms: 15,
-            margin_ms: 60,
-            flip_after_ms: 5,
-            ..Default::default()
-        },
+        config: quick_bot(),
     }
+}
+
+/// The bot as an external client reaching a server at `url` hosts a private game of
+/// `settings` (one game), and a person named `human` joins it with the code on the server
+/// at `addr`: the bot's task and the person's side of the game.
+pub async fn hosting_bot(
+    addr: SocketAddr,
+    url: String,
+    settings: &Settings,
+    human: &str,
+) -> (
+    tokio::task::JoinHandle<anyhow::Result<server::bot_client::Report>>,
+    Follower,
+) {
+    let (code_tx, mut code_rx) = tokio::sync::mpsc::unbounded_channel();
+    let options = server::bot_client::Options {
+        url,
+        name: format!("Bot for {human}"),
+        token: None,
+        find: server::bot_client::Find::Host(settings.clone()),
+        games: 1,
+        config: quick_bot(),
+    };
+    let bot = tokio::spawn(server::bot_client::run(options, move |code| {
+        let _ = code_tx.send(code.to_string());
+    }));
+    let code = within("the code", code_rx.recv()).await.expect("a code");
+    let mut me = Client::new_player_at(addr, human).await;
+    me.send(&ClientMessage::JoinCode { code }).await;
+    (bot, Follower::await_snapshot(me).await)
 }

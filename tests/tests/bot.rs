@@ -12,12 +12,7 @@ use tamsk_tests::*;
 
 fn quick_bot_config() -> server::Config {
     server::Config {
-        bot: protocol::bot::BotConfig {
-            think_ms: 15,
-            margin_ms: 60,
-            flip_after_ms: 5,
-            ..Default::default()
-        },
+        bot: quick_bot(),
         ..test_config()
     }
 }
@@ -169,41 +164,11 @@ async fn the_bot_takes_a_rematch() {
 
 /// The same bot as an external client over the protocol: it hosts a private game, a
 /// person joins with the code, and the bot plays it to the end.
-/// The bot as an external client reaching the server at `url` hosts a private game of
-/// `settings` (one game), and a person named `human` joins it with the code: the bot's task
-/// and the person's side of the game.
-async fn hosting_bot(
-    server: &TestServer,
-    url: String,
-    settings: &Settings,
-    human: &str,
-) -> (
-    tokio::task::JoinHandle<anyhow::Result<server::bot_client::Report>>,
-    Follower,
-) {
-    let (code_tx, mut code_rx) = tokio::sync::mpsc::unbounded_channel();
-    let options = server::bot_client::Options {
-        url,
-        name: format!("Bot for {human}"),
-        token: None,
-        find: server::bot_client::Find::Host(settings.clone()),
-        games: 1,
-        config: quick_bot_config().bot,
-    };
-    let bot = tokio::spawn(server::bot_client::run(options, move |code| {
-        let _ = code_tx.send(code.to_string());
-    }));
-    let code = within("the code", code_rx.recv()).await.expect("a code");
-    let mut me = Client::new_player(server, human).await;
-    me.send(&ClientMessage::JoinCode { code }).await;
-    (bot, Follower::await_snapshot(me).await)
-}
-
 #[tokio::test]
 async fn the_bot_plays_as_an_external_client() {
     let server = TestServer::start().await;
     let settings = Settings::blitz(Level::Three);
-    let (bot, mut me) = hosting_bot(&server, server.ws_url(), &settings, "Human").await;
+    let (bot, mut me) = hosting_bot(server.addr, server.ws_url(), &settings, "Human").await;
     let bot_seat = me.seat().other();
     play_against(&mut me, 5, 1500).await;
     let report = within("the bot's report", bot)
@@ -228,7 +193,7 @@ async fn the_bot_takes_its_seat_again_after_its_connection_drops() {
     let proxy = tamsk_tests::proxy::Cuttable::start(server.addr).await;
     let url = format!("ws://{}/ws", proxy.addr);
     let settings = Settings::blitz(Level::One);
-    let (bot, mut me) = hosting_bot(&server, url, &settings, "Stayer").await;
+    let (bot, mut me) = hosting_bot(server.addr, url, &settings, "Stayer").await;
     let bot_seat = me.seat().other();
     // Once the bot has acted (so it is in the game, not still waiting for it)...
     if me.seat() == Player::Red {

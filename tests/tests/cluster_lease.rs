@@ -12,7 +12,7 @@ use protocol::rating::TimeControl;
 use protocol::settings::{Level, Settings};
 use protocol::wire::ClientMessage;
 use tamsk_tests::cluster::*;
-use tamsk_tests::services::Nats;
+use tamsk_tests::services::{Nats, TestDb};
 use tamsk_tests::*;
 
 /// A plain NATS connection, as an operator's tool would use.
@@ -34,6 +34,17 @@ async fn lapse(node: &Node, nats: &Nats, name: &str) {
     })
     .await;
     drop(thaw);
+}
+
+/// A test node whose games outlast a change of hands: game time runs on meanwhile, so a
+/// grace and a first-move bound longer than the tests' (and than a second join after
+/// `game_moving`).
+fn patient(db: &TestDb, nats: &Nats, name: &str) -> server::Config {
+    server::Config {
+        reconnect_grace: Duration::from_secs(30),
+        abort_ms: 30_000,
+        ..node_config(db, nats, name)
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -237,38 +248,13 @@ async fn the_bot_joins_its_game_again_when_the_game_moves_off_its_node() {
     let Some((nats, db)) = services().await else {
         return;
     };
-    // A grace long enough for the bot's second join (a second after `game_moving`), and
-    // a first-move bound longer than the takeover (game time runs meanwhile).
-    let a = Node::start(server::Config {
-        reconnect_grace: Duration::from_secs(10),
-        abort_ms: 30_000,
-        ..node_config(&db, &nats, "a")
-    });
+    let a = Node::start(patient(&db, &nats, "a"));
     let settings = Settings {
         hourglass_ms: 60_000,
         ..Settings::blitz(Level::One)
     };
-    let (code_tx, mut code_rx) = tokio::sync::mpsc::unbounded_channel();
-    let options = server::bot_client::Options {
-        url: format!("ws://{}/ws", a.addr),
-        name: "Bot Mover".into(),
-        token: None,
-        find: server::bot_client::Find::Host(settings.clone()),
-        games: 1,
-        config: protocol::bot::BotConfig {
-            think_ms: 15,
-            margin_ms: 60,
-            flip_after_ms: 5,
-            ..Default::default()
-        },
-    };
-    let bot = tokio::spawn(server::bot_client::run(options, move |code| {
-        let _ = code_tx.send(code.to_string());
-    }));
-    let code = within("the code", code_rx.recv()).await.expect("a code");
-    let mut me = Client::new_player_at(a.addr, "Mo").await;
-    me.send(&ClientMessage::JoinCode { code }).await;
-    let mut me = Follower::await_snapshot(me).await;
+    let url = format!("ws://{}/ws", a.addr);
+    let (bot, mut me) = hosting_bot(a.addr, url, &settings, "Mo").await;
     let game = me.game;
     stored_live(&db, game).await;
     my_move(&mut me).await;
@@ -303,13 +289,7 @@ async fn a_page_follows_its_game_again_when_the_game_moves_off_its_node() {
         return;
     };
     let _one = tamsk_tests::pages::ONE_BROWSER.lock().await;
-    // Game time runs on while the game changes hands: a grace and a first-move bound
-    // longer than that.
-    let a = Node::start(server::Config {
-        reconnect_grace: Duration::from_secs(30),
-        abort_ms: 30_000,
-        ..node_config(&db, &nats, "a")
-    });
+    let a = Node::start(patient(&db, &nats, "a"));
     let settings = Settings {
         hourglass_ms: 60_000,
         ..Settings::blitz(Level::One)
