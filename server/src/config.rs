@@ -241,6 +241,10 @@ pub struct Config {
         help = "Reverse proxies or load balancers in front of this server (addresses or networks, comma-separated: 10.0.0.5,10.1.0.0/16): a connection from one of them is counted, for every per-address limit, under the client address its X-Forwarded-For header names. From any other address the header is ignored. None by default"
     )]
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Connections from this machine (loopback addresses) are outside the per-address
+    /// budgets and cap unless this is set (see `limits::exempt`).
+    #[arg(long, env = "TAMSK_BUDGET_LOOPBACK", default_value_t = false, action = clap::ArgAction::Set, help = "Apply the per-address cap and budgets (--max-conns-per-ip, --ip-*, --http-rate-*) to connections from this machine's own loopback addresses too. Off by default: local tools, health checks and load tests connect from one address. A proxy on this machine belongs in --trusted-proxies, whose clients are then budgeted one by one")]
+    pub budget_loopback: bool,
     /// A message longer than this closes the connection at once (1009). Also the largest
     /// websocket frame accepted.
     #[arg(skip = Config::default().hard_max_message_bytes)]
@@ -378,6 +382,7 @@ impl Default for Config {
             game_threads: 0,
             realtime_priority: 0,
             trusted_proxies: Vec::new(),
+            budget_loopback: false,
             abort_ms: protocol::settings::Settings::default().abort_ms,
             late_release_ms: protocol::settings::Settings::default().late_release_ms,
         }

@@ -372,6 +372,21 @@ pub async fn serve(
     stop_tx.closed().await;
 }
 
+/// A request with `X-Forwarded-For` from an address that is not a trusted proxy: a proxy
+/// on this machine left out of `--trusted-proxies` would have all its clients pass as
+/// this machine, outside every per-address budget (see `limits::exempt`). Said once.
+fn untrusted_proxy(ip: std::net::IpAddr, config: &crate::config::Config) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if crate::limits::exempt(ip, config) && !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tracing::warn!(
+            %ip,
+            "a request from this machine carries X-Forwarded-For, but its address is not in \
+             --trusted-proxies: the proxy's clients are not budgeted per address (add it to \
+             --trusted-proxies, or set --budget-loopback true)"
+        );
+    }
+}
+
 /// A request through a trusted proxy's connection: the client's address (the proxy's own
 /// when `X-Forwarded-For` names none), and for a websocket, its admission under that
 /// address as a new connection of the client's (count and rate).
@@ -416,6 +431,9 @@ async fn serve_connection(
             true => forwarded(&hub, &slot, addr, &req),
             false => (addr, slot.clone()),
         };
+        if !slot.proxied && req.headers().contains_key("x-forwarded-for") {
+            untrusted_proxy(addr.ip(), &hub.config);
+        }
         let refused = gate(&hub, &slot, addr.ip(), req.uri().path());
         req.extensions_mut().insert(ConnectInfo(addr));
         req.extensions_mut().insert(slot);

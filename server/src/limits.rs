@@ -215,7 +215,11 @@ pub struct Connections {
 impl Connections {
     /// Admits a new connection from `ip`, or `None`: close it at once.
     pub fn admit(&self, ip: IpAddr, config: &crate::config::Config) -> Option<ConnSlot> {
-        self.admit_capped(ip, config.max_conns_per_ip, config)
+        let cap = match exempt(ip, config) {
+            true => usize::MAX,
+            false => config.max_conns_per_ip,
+        };
+        self.admit_capped(ip, cap, config)
     }
 
     /// Admits a new connection from a trusted proxy: counted in all, not capped for its
@@ -239,7 +243,11 @@ impl Connections {
         if slot.admission != Admission::Normal {
             return (slot.admission, slot.guard.lock().expect("slot lock").take());
         }
-        match self.admitted.acquire(client, config.max_conns_per_ip) {
+        let cap = match exempt(client, config) {
+            true => usize::MAX,
+            false => config.max_conns_per_ip,
+        };
+        match self.admitted.acquire(client, cap) {
             Some(guard) => {
                 slot.guard.lock().expect("slot lock").take();
                 (Admission::Normal, Some(guard))
@@ -280,6 +288,16 @@ impl Connections {
 /// may do, so that reconnecting gives no fresh burst.
 pub struct AddressBudget {
     limiter: DefaultKeyedRateLimiter<IpAddr>,
+    /// Loopback addresses spend nothing (see [`exempt`]).
+    spare_loopback: bool,
+}
+
+/// Whether `ip` is outside the per-address budgets and cap: this machine's own addresses
+/// are, unless `--budget-loopback` (local tools, health checks and load tests open many
+/// connections from one address; a local proxy's clients are budgeted one by one when it
+/// is in `--trusted-proxies`, and are then not seen under the proxy's address).
+pub fn exempt(ip: IpAddr, config: &crate::config::Config) -> bool {
+    !config.budget_loopback && ip.to_canonical().is_loopback()
 }
 
 impl AddressBudget {
@@ -289,6 +307,7 @@ impl AddressBudget {
         let burst = NonZeroU32::new(burst.max(1)).expect("positive");
         AddressBudget {
             limiter: RateLimiter::keyed(Quota::per_minute(per_min).allow_burst(burst)),
+            spare_loopback: false,
         }
     }
 
@@ -298,12 +317,20 @@ impl AddressBudget {
         let burst = NonZeroU32::new(burst.max(1)).expect("positive");
         AddressBudget {
             limiter: RateLimiter::keyed(Quota::per_second(per_sec).allow_burst(burst)),
+            spare_loopback: false,
         }
+    }
+
+    /// The same budget, with loopback addresses spared as [`exempt`] says for `config`.
+    pub fn sparing(mut self, config: &crate::config::Config) -> AddressBudget {
+        self.spare_loopback = !config.budget_loopback;
+        self
     }
 
     /// Spends one unit of `ip`'s budget; false if it has none left.
     pub fn take(&self, ip: IpAddr) -> bool {
-        self.limiter.check_key(&ip).is_ok()
+        (self.spare_loopback && ip.to_canonical().is_loopback())
+            || self.limiter.check_key(&ip).is_ok()
     }
 
     /// Forgets addresses whose budget is full again (call now and then: memory).

@@ -64,6 +64,8 @@ pub fn test_config() -> Config {
         ip_register_burst: 100_000,
         http_rate_per_sec: 1_000_000,
         http_rate_burst: 100_000,
+        // The tests' clients connect from loopback: budgeted as remote clients are.
+        budget_loopback: true,
         ..Config::default()
     }
 }

@@ -384,6 +384,38 @@ async fn registrations_per_address() {
     Client::returning(&server, &first.token).await;
 }
 
+/// This machine's own connections (loopback) are outside every per-address cap and
+/// budget unless `--budget-loopback`: the same tight limits as the tests above refuse
+/// nothing to a local client (a load test, a health check, a tool).
+#[tokio::test]
+async fn loopback_is_spared_the_per_address_limits_by_default() {
+    let server = TestServer::start_with(server::Config {
+        max_conns_per_ip: 3,
+        ip_conn_per_min: 1,
+        ip_conn_burst: 3,
+        ip_register_per_min: 1,
+        ip_register_burst: 2,
+        ip_rate_per_sec: 1,
+        ip_rate_burst: 6,
+        budget_loopback: false,
+        ..test_config()
+    })
+    .await;
+    // Eight connections at once (over the cap of 3 and the burst of 3), each a new
+    // player (over the burst of 2), each asking five times (over 6 for the address).
+    let mut open = Vec::new();
+    for i in 0..8 {
+        let mut c = Client::new_player(&server, &format!("Local{i}")).await;
+        for _ in 0..5 {
+            c.sync().await;
+        }
+        open.push(c);
+    }
+    for c in &mut open {
+        c.sync().await;
+    }
+}
+
 /// Players registered and gone are not kept in memory for ever (before: every hello with
 /// a new name stayed); a forgotten player comes back from the database.
 #[tokio::test]

@@ -43,13 +43,17 @@ pub struct Budgets {
 impl Budgets {
     fn new(config: &Config) -> Budgets {
         Budgets {
-            messages: AddressBudget::per_second(config.ip_rate_per_sec, config.ip_rate_burst),
-            connections: AddressBudget::per_minute(config.ip_conn_per_min, config.ip_conn_burst),
+            messages: AddressBudget::per_second(config.ip_rate_per_sec, config.ip_rate_burst)
+                .sparing(config),
+            connections: AddressBudget::per_minute(config.ip_conn_per_min, config.ip_conn_burst)
+                .sparing(config),
             registrations: AddressBudget::per_minute(
                 config.ip_register_per_min,
                 config.ip_register_burst,
-            ),
-            http: AddressBudget::per_second(config.http_rate_per_sec, config.http_rate_burst),
+            )
+            .sparing(config),
+            http: AddressBudget::per_second(config.http_rate_per_sec, config.http_rate_burst)
+                .sparing(config),
         }
     }
 
