@@ -11,9 +11,10 @@ pub(crate) type Ws =
 /// once; the permit is held only while connecting.
 pub(crate) async fn connect(url: &str, name: &str, gate: &Semaphore) -> Result<Ws> {
     let _permit = gate.acquire().await.expect("the gate is never closed");
-    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true)
-        .await
-        .with_context(|| format!("connecting to {url}"))?;
+    let (mut ws, _) =
+        tokio_tungstenite::connect_async_with_config(url, Some(socket_config()), true)
+            .await
+            .with_context(|| format!("connecting to {url}"))?;
     send(
         &mut ws,
         &ClientMessage::Hello {
@@ -25,6 +26,17 @@ pub(crate) async fn connect(url: &str, name: &str, gate: &Semaphore) -> Result<W
     )
     .await?;
     Ok(ws)
+}
+
+/// 4 KiB read and write buffers, as the relay yardstick's load generator has them
+/// (`../shared/bench/relay`, `--buf-kib 4`). tungstenite's default read buffer is
+/// 128 KiB, and it fills the buffer's spare room with zeros before every read: with 4,000
+/// sockets that memset was 43% of this generator's CPU (`perf`), which took a core's
+/// share from the server it measures and delayed the arrivals it times.
+fn socket_config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(4 * 1024)
 }
 
 pub(crate) async fn send(ws: &mut Ws, msg: &ClientMessage) -> Result<()> {
