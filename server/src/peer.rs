@@ -85,11 +85,35 @@ pub struct Peer {
 #[derive(Default)]
 pub struct Seated {
     games: std::sync::Mutex<Vec<GameId>>,
+    /// The games of other nodes it sits in (see `cluster::fanout`): their lag goes by
+    /// NATS, but the connection must be measured as often as for a game of this node.
+    remote: std::sync::Mutex<Vec<GameId>>,
     /// Milliseconds plus one; 0 until measured.
     lag: std::sync::atomic::AtomicU64,
 }
 
 impl Seated {
+    /// Whether the connection sits in a game, here or on another node: its lag judges a
+    /// player then, so it is measured at every ping (see `connection::socket`).
+    pub fn any(&self) -> bool {
+        !self.games.lock().expect("seated lock").is_empty()
+            || !self.remote.lock().expect("seated lock").is_empty()
+    }
+
+    pub fn add_remote(&self, game: GameId) {
+        let mut games = self.remote.lock().expect("seated lock");
+        if !games.contains(&game) {
+            games.push(game);
+        }
+    }
+
+    pub fn remove_remote(&self, game: GameId) {
+        self.remote
+            .lock()
+            .expect("seated lock")
+            .retain(|&g| g != game);
+    }
+
     pub fn add(&self, game: GameId) {
         let mut games = self.games.lock().expect("seated lock");
         if !games.contains(&game) {

@@ -105,3 +105,62 @@ async fn each_seats_lag_reaches_the_opponent_and_the_watchers() {
     assert!(w.snapshot.red.lag_ms.is_some(), "{:?}", w.snapshot.red);
     assert!(w.snapshot.black.lag_ms.is_some(), "{:?}", w.snapshot.black);
 }
+
+/// A connection with no seat (a watcher, the lobby) is pinged every third time only: its
+/// lag judges nobody, and each ping is a ping, a pong and a `lag` report. A player is
+/// pinged every time. Each answered ping brings its connection one `lag` report.
+#[tokio::test]
+async fn a_watcher_is_pinged_a_third_as_often_as_a_player() {
+    let config = server::Config {
+        ping_interval: Duration::from_millis(40),
+        ..test_config()
+    };
+    let server = TestServer::start_with(config).await;
+    let (red, _black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let mut watcher = Client::new_player(&server, "Wanda").await;
+    watcher
+        .send(&ClientMessage::Watch {
+            game: red.game,
+            after_seq: None,
+        })
+        .await;
+    // The watcher's first report (its first ping comes at once), then the player's
+    // reports are counted until the watcher has three more: nine of the player's pings.
+    let mut first = false;
+    while !first {
+        first = matches!(
+            watcher.recv_frame().await,
+            Some(protocol::wire::ServerMessage::Lag { .. })
+        );
+    }
+    let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut player = red.client;
+    let counting = tokio::spawn(async move {
+        let mut reports = 0;
+        loop {
+            tokio::select! {
+                _ = &mut stopped => return reports,
+                frame = player.recv_frame() => match frame {
+                    Some(protocol::wire::ServerMessage::Lag { .. }) => reports += 1,
+                    Some(_) => {}
+                    None => panic!("the player's connection closed"),
+                },
+            }
+        }
+    });
+    let mut watched = 0;
+    while watched < 3 {
+        match watcher.recv_frame().await {
+            Some(protocol::wire::ServerMessage::Lag { .. }) => watched += 1,
+            Some(_) => {}
+            None => panic!("the watcher's connection closed"),
+        }
+    }
+    stop.send(()).unwrap();
+    let reports = counting.await.unwrap();
+    // Nine expected; a tick may fall either side of the window's ends.
+    assert!(
+        (6..=12).contains(&reports),
+        "the player was measured {reports} times while the watcher was 3 times"
+    );
+}

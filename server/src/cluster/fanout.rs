@@ -96,6 +96,8 @@ pub(super) struct Fans {
 pub(super) struct RemoteSeat {
     pub(super) game: GameId,
     pub(super) lag_sent: Option<u64>,
+    /// The connection's seats, told of this one (so that it is pinged as a player).
+    pub(super) seated: Arc<crate::peer::Seated>,
 }
 
 pub(super) struct GameFan {

@@ -144,6 +144,7 @@ pub fn serve(
         pinger.clone(),
         kill.clone(),
         hub.stop_conns.clone(),
+        peer.seated.clone(),
         socket::Settings {
             ping_every: config.ping_interval,
             first_ping: config.first_ping,

@@ -20,7 +20,7 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures::{Sink, SinkExt, Stream};
 use tokio::time::{interval_at, Duration, Instant, Interval, MissedTickBehavior, Sleep};
 
-use crate::peer::{CloseReason, Kill};
+use crate::peer::{CloseReason, Kill, Seated};
 use crate::ping::Pinger;
 
 use super::{Violation, CLOSE_ECHO};
@@ -56,6 +56,11 @@ pub struct Socket {
     /// A ping is due but the socket was not ready for it.
     ping_due: bool,
     ping: Interval,
+    /// Ticks of `ping` since the last ping went.
+    ticks: u32,
+    /// Every how many ticks a connection with no seat is pinged (see [`unseated_ticks`]).
+    unseated_every: u32,
+    seated: Arc<Seated>,
     pinger: Arc<Pinger>,
     /// Made once and polled once, to register this task's waker (see the module's
     /// doc); afterwards their flags are read instead, which costs no lock.
@@ -68,6 +73,17 @@ pub struct Socket {
     idle: Pin<Box<Sleep>>,
     idle_timeout: Duration,
     last_heard: Instant,
+}
+
+/// Every how many pings of a seated connection one with no seat (a watcher, the lobby) is
+/// pinged: three, so every 15 s by default, but always more than twice within the idle
+/// timeout (the pongs keep it open). Only a seat needs a fresh lag (it judges the
+/// player's deadlines); for the others a ping only keeps the connection alive, and each
+/// ping is three frames (the ping, its pong, the `lag` it brings). With thousands of
+/// watchers those were a quarter of the frames beside the moves' at compare.sh's load.
+fn unseated_ticks(ping_every: Duration, idle_timeout: Duration) -> u32 {
+    let fit = (idle_timeout / 2).as_millis() / ping_every.as_millis().max(1);
+    fit.clamp(1, 3) as u32
 }
 
 pub struct Settings {
@@ -83,18 +99,24 @@ impl Socket {
         pinger: Arc<Pinger>,
         kill: Arc<Kill>,
         shutdown: tokio_util::sync::CancellationToken,
+        seated: Arc<Seated>,
         settings: Settings,
     ) -> Socket {
         let now = Instant::now();
         let first = now + settings.first_ping.unwrap_or(settings.ping_every);
         let mut ping = interval_at(first, settings.ping_every);
         ping.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let unseated_every = unseated_ticks(settings.ping_every, settings.idle_timeout);
         Socket {
             ws,
             rx,
             unflushed: false,
             ping_due: false,
             ping,
+            // The first tick pings whatever the connection is (its first lag).
+            ticks: unseated_every - 1,
+            unseated_every,
+            seated,
             pinger,
             killed: Box::pin({
                 let kill = kill.clone();
@@ -141,7 +163,10 @@ impl Socket {
         }
         // Polled until pending, so the next tick wakes us.
         while self.ping.poll_tick(cx).is_ready() {
-            self.ping_due = true;
+            self.ticks += 1;
+            if self.ticks >= self.unseated_every || self.seated.any() {
+                self.ping_due = true;
+            }
         }
         if self.poll_write(cx).is_err() {
             return Poll::Ready(Event::WriteFailed);
@@ -188,6 +213,7 @@ impl Socket {
             }
             if self.ping_due {
                 self.ping_due = false;
+                self.ticks = 0;
                 let payload = self.pinger.next();
                 ws.as_mut()
                     .start_send(Message::Ping(payload.to_vec().into()))
@@ -243,5 +269,22 @@ impl Socket {
             ws.send(frame).await
         })
         .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_with_no_seat_is_pinged_often_enough_to_stay_open() {
+        let s = Duration::from_secs;
+        // Defaults: every third ping (15 s), twice within the 30-s idle timeout.
+        assert_eq!(unseated_ticks(s(5), s(30)), 3);
+        // A longer interval leaves room for fewer skipped pings, then none.
+        assert_eq!(unseated_ticks(s(7), s(30)), 2);
+        assert_eq!(unseated_ticks(s(15), s(30)), 1);
+        assert_eq!(unseated_ticks(s(60), s(30)), 1);
+        assert_eq!(unseated_ticks(Duration::ZERO, s(30)), 3);
     }
 }

@@ -57,11 +57,13 @@ impl Cluster {
             );
         }
         if seat {
+            peer.seated.add_remote(game);
             let mut games = self.fans.seats.entry(peer.conn).or_default();
             if !games.iter().any(|s| s.game == game) {
                 games.push(RemoteSeat {
                     game,
                     lag_sent: None,
+                    seated: peer.seated.clone(),
                 });
             }
         }
@@ -72,7 +74,13 @@ impl Cluster {
     pub(in crate::cluster) async fn fan_remove(&self, game: GameId, conn: u64) {
         let _one = self.fans.changing.lock().await;
         if let Some(mut games) = self.fans.seats.get_mut(&conn) {
-            games.retain(|s| s.game != game);
+            games.retain(|s| {
+                let other = s.game != game;
+                if !other {
+                    s.seated.remove_remote(game);
+                }
+                other
+            });
         }
         self.fans
             .seats
