@@ -32,8 +32,8 @@ mod store {
     }
 
     /// A burst far over the queue waits in one ordered overflow: no task per write
-    /// (before: one each), and the game's end still comes after all its entries (an
-    /// entry written after the end would be left in the journal).
+    /// (before: one each), the entries are written in the order they came, and the
+    /// game's end after all of them; its journal is cleared at the flush.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_overflow_keeps_order_without_a_task_per_write() {
         let store = Store::open_with(None, 4).await.unwrap();
@@ -53,9 +53,6 @@ mod store {
                 },
             });
         }
-        let game = protocol::game::Game::new(start.settings.clone());
-        let end = GameEnd::of(start, &game, Vec::new(), 5_000, Some("test"));
-        store.submit(Write::GameEnded(Box::new(end), None));
         assert!(
             metrics.num_alive_tasks() <= tasks,
             "{} tasks, {tasks} before",
@@ -70,8 +67,60 @@ mod store {
         let Some(Db::Sqlite(pool)) = &store.db else {
             panic!("an SQLite store")
         };
+        let order = sqlite::sql::live_entry_order(pool, id).await.unwrap();
+        assert_eq!(order, (0..2_000).collect::<Vec<i64>>(), "written in order");
+        let game = protocol::game::Game::new(start.settings.clone());
+        let end = GameEnd::of(start, &game, Vec::new(), 5_000, Some("test"));
+        store.submit(Write::GameEnded(Box::new(end), None));
+        store.flush().await;
         let left = sqlite::sql::live_entry_count(pool, id).await.unwrap();
-        assert_eq!(left, 0, "entries written after the end");
+        assert_eq!(
+            left, 0,
+            "the journal of a stored game is cleared at a flush"
+        );
+    }
+
+    /// The journals of stored games are cleared together, not each at its game's end:
+    /// at the first batch a second after the first of them was stored (or at a flush).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stored_games_journals_are_cleared_together() {
+        let store = Store::open_with(None, 64).await.unwrap();
+        let Some(Db::Sqlite(pool)) = store.db.clone() else {
+            panic!("an SQLite store")
+        };
+        let ids = [GameId::from_u64_pair(0, 7), GameId::from_u64_pair(0, 8)];
+        for id in ids {
+            let start = GameStart::between(id, "r", "b", Settings::blitz(Level::One), 1);
+            store.submit(Write::GameStarted(start.clone()));
+            for idx in 0..3 {
+                store.submit(Write::Entry {
+                    game: id,
+                    epoch: 0,
+                    idx,
+                    entry: Entry {
+                        at_ms: idx,
+                        kind: EntryKind::Advance,
+                    },
+                });
+            }
+            let game = protocol::game::Game::new(start.settings.clone());
+            let end = GameEnd::of(start, &game, Vec::new(), 5_000, Some("test"));
+            let (ack, stored) = oneshot::channel();
+            store.submit(Write::GameEnded(Box::new(end), Some(ack)));
+            assert!(stored.await.unwrap(), "stored");
+            // The first stored, and its journal still there: it waits for the sweep.
+            // (The second's could be cleared at once were the test held up for a second
+            // between the two.)
+            if id == ids[0] {
+                let left = sqlite::sql::live_entry_count(&pool, id).await.unwrap();
+                assert_eq!(left, 3, "cleared at once");
+            }
+        }
+        store.flush().await;
+        for id in ids {
+            let left = sqlite::sql::live_entry_count(&pool, id).await.unwrap();
+            assert_eq!(left, 0, "not cleared at the flush");
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use protocol::wire::{GameId, PlayerRef};
 use sqlx::types::Json;
 use sqlx::{Pool, Row};
 
-use super::{gid, read_gid, write_end, DB};
+use super::{clear_journal, gid, read_gid, write_end, DB};
 use crate::events::TournamentGame;
 use crate::store::journal::Cut;
 use crate::store::{GameEnd, GameStart};
@@ -150,6 +150,7 @@ pub async fn store_end(pool: &Pool<DB>, end: &GameEnd) -> anyhow::Result<()> {
     if !write_end(&mut tx, end).await? {
         anyhow::bail!("game {}: another node owns it now", end.start.id);
     }
+    clear_journal(&mut tx, end.start.id).await?;
     tx.commit().await?;
     Ok(())
 }

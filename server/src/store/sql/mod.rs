@@ -268,9 +268,10 @@ async fn write_entries(
     Ok(())
 }
 
-/// Stores a game that is over (its row and record) and clears its journal; false (and
-/// nothing written): the row's `owner_epoch` is not the writer's (another node took the
-/// game over).
+/// Stores a game that is over (its row and record); its journal is cleared later
+/// ([`forget_journals`]; until then the rows are only those of a game no longer live,
+/// which nothing reads, and a start clears any left). False (and nothing written): the
+/// row's `owner_epoch` is not the writer's (another node took the game over).
 pub async fn write_end(tx: &mut Transaction<'_, DB>, end: &GameEnd) -> anyhow::Result<bool> {
     let g = &end.start;
     let done = sqlx::query(
@@ -303,14 +304,52 @@ pub async fn write_end(tx: &mut Transaction<'_, DB>, end: &GameEnd) -> anyhow::R
     .bind(ms(g.owner_epoch))
     .execute(&mut **tx)
     .await?;
-    if done.rows_affected() == 0 {
-        return Ok(false);
-    }
+    Ok(done.rows_affected() > 0)
+}
+
+/// Clears the journal of a game that is stored.
+pub async fn clear_journal(tx: &mut Transaction<'_, DB>, id: GameId) -> anyhow::Result<()> {
     sqlx::query("DELETE FROM live_entries WHERE game_id = $1")
-        .bind(gid(g.id))
+        .bind(gid(id))
         .execute(&mut **tx)
         .await?;
-    Ok(true)
+    Ok(())
+}
+
+/// Games whose journals are cleared by one statement.
+const FORGET_IDS: usize = 500;
+
+/// Clears the journals of games that are stored, in one transaction: the writer's sweep
+/// (see `writer::SWEEP`). A game's journal rows are spread over as many of the table's
+/// pages as it had entries (rows go in in the order they come, every game's between the
+/// others'), so clearing each at its end rewrote about a page a move; swept together,
+/// each page is rewritten once for all the games that ended meanwhile.
+pub async fn forget_journals(pool: &Pool<DB>, ids: &[GameId]) -> anyhow::Result<()> {
+    let mut tx = pool.begin().await?;
+    for chunk in ids.chunks(FORGET_IDS) {
+        let mut delete = QueryBuilder::<DB>::new("DELETE FROM live_entries WHERE game_id IN (");
+        let mut list = delete.separated(", ");
+        for id in chunk {
+            list.push_bind(gid(*id));
+        }
+        delete.push(")");
+        delete.build().execute(&mut *tx).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The indexes of a game's journal rows in the order they were written (SQLite's rowid
+/// order; tests).
+#[allow(dead_code)]
+#[cfg(test)]
+pub async fn live_entry_order(pool: &Pool<DB>, id: GameId) -> anyhow::Result<Vec<i64>> {
+    Ok(
+        sqlx::query_scalar("SELECT idx FROM live_entries WHERE game_id = $1 ORDER BY rowid")
+            .bind(gid(id))
+            .fetch_all(pool)
+            .await?,
+    )
 }
 
 /// Journal rows left of a game (tests; of SQLite only so far).
