@@ -92,6 +92,17 @@ pub struct Seated {
     lag: std::sync::atomic::AtomicU64,
 }
 
+fn add_to(games: &std::sync::Mutex<Vec<GameId>>, game: GameId) {
+    let mut games = games.lock().expect("seated lock");
+    if !games.contains(&game) {
+        games.push(game);
+    }
+}
+
+fn remove_from(games: &std::sync::Mutex<Vec<GameId>>, game: GameId) {
+    games.lock().expect("seated lock").retain(|&g| g != game);
+}
+
 impl Seated {
     /// Whether the connection sits in a game, here or on another node: its lag judges a
     /// player then, so it is measured at every ping (see `connection::socket`).
@@ -101,31 +112,19 @@ impl Seated {
     }
 
     pub fn add_remote(&self, game: GameId) {
-        let mut games = self.remote.lock().expect("seated lock");
-        if !games.contains(&game) {
-            games.push(game);
-        }
+        add_to(&self.remote, game)
     }
 
     pub fn remove_remote(&self, game: GameId) {
-        self.remote
-            .lock()
-            .expect("seated lock")
-            .retain(|&g| g != game);
+        remove_from(&self.remote, game)
     }
 
     pub fn add(&self, game: GameId) {
-        let mut games = self.games.lock().expect("seated lock");
-        if !games.contains(&game) {
-            games.push(game);
-        }
+        add_to(&self.games, game)
     }
 
     pub fn remove(&self, game: GameId) {
-        self.games
-            .lock()
-            .expect("seated lock")
-            .retain(|&g| g != game);
+        remove_from(&self.games, game)
     }
 
     pub fn list(&self) -> Vec<GameId> {

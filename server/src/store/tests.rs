@@ -31,6 +31,19 @@ mod store {
         assert!(stored.unwrap(), "the game and its end are on disk");
     }
 
+    /// Journal row `idx` of `game` (an `advance` at `idx` ms).
+    fn entry(game: GameId, idx: u64) -> Write {
+        Write::Entry {
+            game,
+            epoch: 0,
+            idx,
+            entry: Entry {
+                at_ms: idx,
+                kind: EntryKind::Advance,
+            },
+        }
+    }
+
     /// A burst far over the queue waits in one ordered overflow: no task per write
     /// (before: one each), the entries are written in the order they came, and the
     /// game's end after all of them; its journal is cleared at the flush.
@@ -43,15 +56,7 @@ mod store {
         let start = GameStart::between(id, "r", "b", Settings::blitz(Level::One), 1);
         store.submit(Write::GameStarted(start.clone()));
         for idx in 0..2_000 {
-            store.submit(Write::Entry {
-                game: id,
-                epoch: 0,
-                idx,
-                entry: Entry {
-                    at_ms: idx,
-                    kind: EntryKind::Advance,
-                },
-            });
+            store.submit(entry(id, idx));
         }
         assert!(
             metrics.num_alive_tasks() <= tasks,
@@ -93,15 +98,7 @@ mod store {
             let start = GameStart::between(id, "r", "b", Settings::blitz(Level::One), 1);
             store.submit(Write::GameStarted(start.clone()));
             for idx in 0..3 {
-                store.submit(Write::Entry {
-                    game: id,
-                    epoch: 0,
-                    idx,
-                    entry: Entry {
-                        at_ms: idx,
-                        kind: EntryKind::Advance,
-                    },
-                });
+                store.submit(entry(id, idx));
             }
             let game = protocol::game::Game::new(start.settings.clone());
             let end = GameEnd::of(start, &game, Vec::new(), 5_000, Some("test"));
