@@ -24,12 +24,26 @@ impl ClusterLobby {
     pub(super) async fn turn(self: &Arc<Self>) {
         // The live nodes: their keys in `tamsk_nodes` (each node writes its own every
         // third of a lease, this one's included; see `nodes`).
-        if let Ok(keys) = self.cluster.nodes.keys().await {
-            let live = keys
-                .filter_map(|k| async move { k.ok() })
-                .collect::<HashSet<String>>()
-                .await;
-            *self.nodes.lock().expect("nodes lock") = live;
+        // Bounded: listing the keys is an ordered consumer that ends when nats-server
+        // says nothing is pending, and that answer was seen to take seconds (a turn
+        // after a node's key expired); the rest of the turn (the leader's lease, the new
+        // leader seen, seeks made again there) must not wait for it. The last list is
+        // kept meanwhile.
+        let listed = tokio::time::timeout(self.cluster.lease / 4, async {
+            let keys = self.cluster.nodes.keys().await.ok()?;
+            Some(
+                keys.filter_map(|k| async move { k.ok() })
+                    .collect::<HashSet<String>>()
+                    .await,
+            )
+        })
+        .await;
+        match listed {
+            Ok(Some(live)) => *self.nodes.lock().expect("nodes lock") = live,
+            Ok(None) => {}
+            Err(_) => tracing::debug!(
+                "listing the live nodes took over a quarter lease: the last list is kept"
+            ),
         }
         let draining = self.cluster.rooms.closed_for_new_games();
         let term = *self.term.lock().expect("term lock");
@@ -176,6 +190,10 @@ impl ClusterLobby {
             for (peer, player) in announce {
                 lobby.announce(&peer, &player).await;
             }
+            tracing::debug!(
+                moved = seekers.len(),
+                "online players announced to the new leader: their seeks move"
+            );
             for (peer, player, waiting) in seekers {
                 lobby.move_seek(peer, player, waiting);
             }
@@ -188,7 +206,10 @@ impl ClusterLobby {
     async fn announce(&self, peer: &Peer, player: &Arc<PlayerRec>) {
         let until = Instant::now() + 2 * self.cluster.lease;
         let mut turns = self.turns.subscribe();
-        while let Outcome::Unavailable(_) = self.ask(peer, Some(player), LobbyOp::Online).await {
+        while let Outcome::Unavailable(why) = self.ask(peer, Some(player), LobbyOp::Online).await {
+            // Every seek of this node waits for its announcements (see `changed_leader`):
+            // why one is refused is worth knowing.
+            tracing::debug!(conn = peer.conn, %why, "the lobby's leader refused an online announcement");
             if self.leading()
                 || !self.local.contains_key(&peer.conn)
                 || tokio::time::timeout_at(until, turns.changed())
