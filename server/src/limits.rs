@@ -215,11 +215,7 @@ pub struct Connections {
 impl Connections {
     /// Admits a new connection from `ip`, or `None`: close it at once.
     pub fn admit(&self, ip: IpAddr, config: &crate::config::Config) -> Option<ConnSlot> {
-        let cap = match exempt(ip, config) {
-            true => usize::MAX,
-            false => config.max_conns_per_ip,
-        };
-        self.admit_capped(ip, cap, config)
+        self.admit_capped(ip, address_cap(ip, config), config)
     }
 
     /// Admits a new connection from a trusted proxy: counted in all, not capped for its
@@ -243,11 +239,7 @@ impl Connections {
         if slot.admission != Admission::Normal {
             return (slot.admission, slot.guard.lock().expect("slot lock").take());
         }
-        let cap = match exempt(client, config) {
-            true => usize::MAX,
-            false => config.max_conns_per_ip,
-        };
-        match self.admitted.acquire(client, cap) {
+        match self.admitted.acquire(client, address_cap(client, config)) {
             Some(guard) => {
                 slot.guard.lock().expect("slot lock").take();
                 (Admission::Normal, Some(guard))
@@ -297,7 +289,20 @@ pub struct AddressBudget {
 /// connections from one address; a local proxy's clients are budgeted one by one when it
 /// is in `--trusted-proxies`, and are then not seen under the proxy's address).
 pub fn exempt(ip: IpAddr, config: &crate::config::Config) -> bool {
-    !config.budget_loopback && ip.to_canonical().is_loopback()
+    !config.budget_loopback && local(ip)
+}
+
+/// This machine's own address (IPv4 loopback also when mapped into IPv6).
+fn local(ip: IpAddr) -> bool {
+    ip.to_canonical().is_loopback()
+}
+
+/// The open connections `ip` may have (see [`exempt`]).
+fn address_cap(ip: IpAddr, config: &crate::config::Config) -> usize {
+    match exempt(ip, config) {
+        true => usize::MAX,
+        false => config.max_conns_per_ip,
+    }
 }
 
 impl AddressBudget {
@@ -329,8 +334,7 @@ impl AddressBudget {
 
     /// Spends one unit of `ip`'s budget; false if it has none left.
     pub fn take(&self, ip: IpAddr) -> bool {
-        (self.spare_loopback && ip.to_canonical().is_loopback())
-            || self.limiter.check_key(&ip).is_ok()
+        (self.spare_loopback && local(ip)) || self.limiter.check_key(&ip).is_ok()
     }
 
     /// Forgets addresses whose budget is full again (call now and then: memory).

@@ -12,8 +12,7 @@ pub(super) const GATHER: Duration = Duration::from_millis(20);
 
 /// How long the journals of stored games wait to be cleared together (see
 /// `sql::forget_journals`): at the first batch this long after the first of them was
-/// stored; also at a flush, when [`SWEEP_MAX`] games wait, and when the writer ends. At 3,000 moves a second over 1,000 games, clearing each game's
-/// journal at its end was about half of SQLite's page writes.
+/// stored; also at a flush, when [`SWEEP_MAX`] games wait, and when the writer ends.
 pub(super) const SWEEP: Duration = Duration::from_secs(1);
 /// Most stored games whose journals wait to be cleared.
 const SWEEP_MAX: usize = 4096;
@@ -122,11 +121,7 @@ pub(super) async fn writer(
             if let Some(refused) = &ok {
                 let kept =
                     !matches!(&w, Write::GameEnded(end, _) if refused.contains(&end.start.id));
-                sweep.note(&w, kept);
-                match w {
-                    Write::Flush(ack) => flushes.push(ack),
-                    w => answer(w, kept, &stats),
-                }
+                settle(w, kept, &stats, &mut sweep, &mut flushes);
                 continue;
             }
             let res = write_batch(&db, std::slice::from_ref(&w)).await;
@@ -142,11 +137,7 @@ pub(super) async fn writer(
                     false
                 }
             };
-            sweep.note(&w, kept);
-            match w {
-                Write::Flush(ack) => flushes.push(ack),
-                w => answer(w, kept, &stats),
-            }
+            settle(w, kept, &stats, &mut sweep, &mut flushes);
         }
         stats.writes.fetch_add(n, Ordering::Relaxed);
         if flush || sweep.due() {
@@ -198,22 +189,29 @@ impl Sweep {
     }
 }
 
-fn answer(w: Write, ok: bool, stats: &StoreStats) {
+/// A write of the batch is done (`kept`: written): its game noted for the sweep and its
+/// writer answered; a flush is answered after the sweep (kept in `flushes`).
+fn settle(
+    w: Write,
+    kept: bool,
+    stats: &StoreStats,
+    sweep: &mut Sweep,
+    flushes: &mut Vec<oneshot::Sender<()>>,
+) {
+    sweep.note(&w, kept);
     match w {
         Write::Player(_, Some(ack)) => {
-            let _ = ack.send(ok);
+            let _ = ack.send(kept);
         }
         Write::GameEnded(_, ack) => {
-            if ok {
+            if kept {
                 stats.games_stored.fetch_add(1, Ordering::Relaxed);
             }
             if let Some(ack) = ack {
-                let _ = ack.send(ok);
+                let _ = ack.send(kept);
             }
         }
-        Write::Flush(ack) => {
-            let _ = ack.send(());
-        }
+        Write::Flush(ack) => flushes.push(ack),
         _ => {}
     }
 }
