@@ -331,7 +331,7 @@ impl Cluster {
         // Alive before it serves anyone: a node that saw one of its clients first, and
         // then no key for it, would take it for dead and drop that client's proxies.
         cluster
-            .take_node_key()
+            .take_node_key_at_start()
             .await
             .map_err(|e| anyhow::anyhow!("this node's key in {NODES_BUCKET}: {e}"))?;
         tracing::info!(node = %cluster.node, lease_ms = lease.as_millis() as u64, "joined the cluster");
