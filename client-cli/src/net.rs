@@ -53,9 +53,17 @@ pub struct Net {
     pending: Option<NetEvent>,
 }
 
+/// Opens a websocket to `url` with Nagle's algorithm off: a move must leave at once, not
+/// wait for the acknowledgement of the frame before it (say, the pong that answered the
+/// server's ping), since the server's clock runs from the moment it arrives.
+pub(crate) async fn open(url: &str) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+    let (ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true).await?;
+    Ok(ws)
+}
+
 async fn connect(url: String) -> Result<Ws, String> {
-    match tokio::time::timeout(CONNECT_TIMEOUT, tokio_tungstenite::connect_async(&url)).await {
-        Ok(Ok((ws, _))) => Ok(ws),
+    match tokio::time::timeout(CONNECT_TIMEOUT, open(&url)).await {
+        Ok(Ok(ws)) => Ok(ws),
         Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err("timed out".into()),
     }
@@ -160,5 +168,26 @@ impl Net {
             let _ = tokio::time::timeout(Duration::from_secs(1), ws.close()).await;
         }
         self.state = State::Closed;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_connection_sends_without_waiting_to_fill_a_segment() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("ws://{}/ws", listener.local_addr().unwrap());
+        let server = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            tokio_tungstenite::accept_async(tcp).await.unwrap()
+        });
+        let ws = connect(url).await.expect("connects");
+        let MaybeTlsStream::Plain(tcp) = ws.get_ref() else {
+            panic!("a plain TCP stream");
+        };
+        assert!(tcp.nodelay().unwrap(), "Nagle's algorithm is off");
+        drop(server.await.unwrap());
     }
 }

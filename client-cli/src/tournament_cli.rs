@@ -31,7 +31,7 @@ pub struct Asker<'a> {
 pub async fn ask(asker: &mut Asker<'_>, msg: &ClientMessage) -> Result<LobbyMessage, (String, u8)> {
     let io = |e: String| (e, EXIT_IO);
     let fut = async {
-        let (mut ws, _) = tokio_tungstenite::connect_async(asker.server)
+        let mut ws = crate::net::open(asker.server)
             .await
             .map_err(|e| io(format!("cannot connect to {}: {e}", asker.server)))?;
         let account = asker.config.account(asker.server).cloned();

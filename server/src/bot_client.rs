@@ -74,6 +74,14 @@ pub const RECONNECT_FOR: Duration = Duration::from_secs(60);
 type Ws =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
+/// A websocket to `url` with Nagle's algorithm off, as every client of a game on the
+/// clock should: a move goes at once instead of waiting for the acknowledgement of the
+/// frame before it.
+async fn connect(url: &str) -> anyhow::Result<Ws> {
+    let (ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true).await?;
+    Ok(ws)
+}
+
 async fn send(ws: &mut Ws, msg: &ClientMessage) -> anyhow::Result<()> {
     ws.send(Message::text(serde_json::to_string(msg)?)).await?;
     Ok(())
@@ -112,7 +120,7 @@ async fn open(
     name: Option<String>,
     token: Option<String>,
 ) -> anyhow::Result<(Ws, String, String)> {
-    let (mut ws, _) = tokio_tungstenite::connect_async(url).await?;
+    let mut ws = connect(url).await?;
     send(
         &mut ws,
         &ClientMessage::Hello {
@@ -376,4 +384,25 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
     }
     let _ = ws.close(None).await;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_bot_sends_without_waiting_to_fill_a_segment() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("ws://{}/ws", listener.local_addr().unwrap());
+        let server = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            tokio_tungstenite::accept_async(tcp).await.unwrap()
+        });
+        let ws = connect(&url).await.expect("connects");
+        let tokio_tungstenite::MaybeTlsStream::Plain(tcp) = ws.get_ref() else {
+            panic!("a plain TCP stream");
+        };
+        assert!(tcp.nodelay().unwrap(), "Nagle's algorithm is off");
+        drop(server.await.unwrap());
+    }
 }
