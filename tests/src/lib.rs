@@ -194,9 +194,14 @@ impl Client {
             req.headers_mut()
                 .append(name, value.parse().expect("a header value"));
         }
-        let (ws, _) = within("connect", tokio_tungstenite::connect_async(req))
-            .await
-            .expect("websocket connect");
+        // Nagle off, as the bundled clients: a frame sent right after another must not
+        // wait for its acknowledgement (the tests time what the server reads).
+        let (ws, _) = within(
+            "connect",
+            tokio_tungstenite::connect_async_with_config(req, None, true),
+        )
+        .await
+        .expect("websocket connect");
         Client::from_ws(ws)
     }
 
