@@ -185,11 +185,17 @@ impl GameTask {
         peer.send_msg(&ServerMessage::Snapshot(Box::new(snapshot)))
     }
 
-    /// Hands a frame to every subscriber, the seats first; those who are gone or too slow
-    /// are dropped. A seat's frame may use its whole queue; a watcher's only the watch
-    /// backlog, so that watching never crowds out a connection's own games. The clients
-    /// of other nodes get it from one publication for them all (`seq`: a numbered
-    /// event's, by which their nodes keep each client's order exact).
+    /// Hands a frame to every subscriber; those who are gone or too slow are dropped. A
+    /// seat's frame may use its whole queue; a watcher's only the watch backlog, so that
+    /// watching never crowds out a connection's own games. The clients of other nodes get
+    /// it from one publication for them all (`seq`: a numbered event's, by which their
+    /// nodes keep each client's order exact).
+    ///
+    /// The player to move is handed it last, on purpose: tokio runs the task woken last
+    /// by a task first (its "LIFO slot"), before those queued, so his connection writes
+    /// it right after this task yields. After a move that is the opponent, whose turn (and
+    /// the neutral timer) started at the move's instant; the watchers, then the mover's
+    /// own echo, wait their turn in the queue.
     pub(super) fn fan_out(&mut self, text: &Utf8Bytes, seq: Option<Seq>) {
         if let Some(relay) = self.rooms.relay.get() {
             if self.publish_all || self.subs.iter().any(|s| s.remote) {
@@ -199,9 +205,15 @@ impl GameTask {
         let backlog = self.rooms.config.watch_backlog;
         let mut gone = Vec::new();
         let mut behind = Vec::new();
-        for seats in [true, false] {
+        let to_move = self.room.game().turn();
+        for pass in [Pass::Watchers, Pass::Waiting, Pass::ToMove] {
             self.subs.retain(|s| {
-                if s.seat.is_some() != seats || s.remote {
+                let of = match s.seat {
+                    None => Pass::Watchers,
+                    Some(p) if p == to_move => Pass::ToMove,
+                    Some(_) => Pass::Waiting,
+                };
+                if of != pass || s.remote {
                     return true;
                 }
                 let delivery = match s.seat {
@@ -252,4 +264,13 @@ impl GameTask {
         }
         self.after_detach(None);
     }
+}
+
+/// The order in which [`GameTask::fan_out`] hands a frame on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Watchers,
+    /// The seat not to move.
+    Waiting,
+    ToMove,
 }
