@@ -546,7 +546,10 @@ impl GameTask {
         };
         let mut summary = self.summary.lock().expect("summary lock");
         summary.move_count = self.room.game().move_count();
-        summary.state = state.into();
+        // Changed once or twice a game: no allocation per move.
+        if summary.state != state {
+            summary.state = state.into();
+        }
     }
 
     /// Sends a numbered change to everyone (held back while the end is being stored).
