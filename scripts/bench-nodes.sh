@@ -19,7 +19,7 @@ LOAD_ARGS=("$@")
 if [ ${#LOAD_ARGS[@]} -eq 0 ]; then
   LOAD_ARGS=(--games 200 --watchers 1 --rate 600 --duration 8)
 fi
-SERVER=target/release/tamsk-server
+SERVER=${SERVER:-target/release/tamsk-server}
 LOAD=target/release/tamsk-load
 for exe in "$SERVER" "$LOAD"; do
   [ -x "$exe" ] || { echo "missing $exe: cargo build --release --bin tamsk-server --bin tamsk-load" >&2; exit 1; }

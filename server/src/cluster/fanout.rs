@@ -263,7 +263,11 @@ impl GameFan {
         if loss_every > 0 && st.received.is_multiple_of(loss_every) {
             return effects;
         }
-        let conns: Vec<u64> = st.clients.keys().copied().collect();
+        // The seats last, as on the owner (`GameTask::fan_out`): the task woken last runs
+        // first, and a player's turn is on the clock.
+        let mut conns: Vec<(bool, u64)> = st.clients.iter().map(|(k, c)| (c.seat, *k)).collect();
+        conns.sort_unstable();
+        let conns = conns.into_iter().map(|(_, conn)| conn);
         match seq {
             None => {
                 for conn in conns {
