@@ -213,6 +213,33 @@ impl<T> Receiver<T> {
     }
 }
 
+/// Tests: the order in which queues were woken, by wakers registered on them.
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub(crate) struct WakeLog(Arc<Mutex<Vec<&'static str>>>);
+
+#[cfg(test)]
+impl WakeLog {
+    /// Registers on `rx` (which must be empty) a waker that logs `who` when it wakes. Polling
+    /// `rx` again replaces it.
+    pub(crate) fn watch<T>(&self, rx: &mut Receiver<T>, who: &'static str) {
+        struct Logger(WakeLog, &'static str);
+        impl std::task::Wake for Logger {
+            fn wake(self: Arc<Self>) {
+                self.0 .0.lock().unwrap().push(self.1);
+            }
+        }
+        let waker = std::task::Waker::from(Arc::new(Logger(self.clone(), who)));
+        let mut cx = Context::from_waker(&waker);
+        assert!(rx.poll_recv(&mut cx).is_pending(), "{who}'s queue is empty");
+    }
+
+    /// Who was woken, in order.
+    pub(crate) fn order(&self) -> Vec<&'static str> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

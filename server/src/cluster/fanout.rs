@@ -414,3 +414,59 @@ impl GameFan {
         (true, effects)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outbox::WakeLog;
+
+    fn client(conn: u64, seat: bool) -> (FanClient, crate::outbox::Receiver<Utf8Bytes>) {
+        let (tx, rx) = crate::outbox::channel(8);
+        let peer = Peer {
+            conn,
+            tx,
+            kill: Default::default(),
+            seated: Default::default(),
+            reply: None,
+        };
+        let client = FanClient {
+            peer,
+            player: seat.then(|| format!("p{conn}")),
+            seat,
+            at: Some(0),
+            before: None,
+            held: None,
+            repairing: 0,
+            quiet_until: None,
+        };
+        (client, rx)
+    }
+
+    #[test]
+    fn a_relayed_frame_reaches_the_watchers_first_and_the_seats_last() {
+        let fan = GameFan {
+            game: GameId::now_v7(),
+            state: Mutex::new(FanState::default()),
+            task: OnceLock::new(),
+            wake: Default::default(),
+        };
+        let log = WakeLog::default();
+        let mut queues = Vec::new();
+        // One seat among six watchers, in a map of random order.
+        let who = ["seat", "w2", "w3", "w4", "w5", "w6", "w7"];
+        for (conn, who) in (1..).zip(who) {
+            let (c, mut rx) = client(conn, who == "seat");
+            log.watch(&mut rx, who);
+            fan.state.lock().unwrap().clients.insert(conn, c);
+            queues.push(rx);
+        }
+        let effects = fan.on_stream(None, Utf8Bytes::from_static("{}"), 8, 0);
+        assert!(effects.is_empty());
+        let order = log.order();
+        assert_eq!(order.len(), 7, "{order:?}");
+        assert_eq!(order[6], "seat", "{order:?}");
+        for rx in &mut queues {
+            assert_eq!(rx.try_recv().map(|t| t.to_string()), Ok("{}".to_string()));
+        }
+    }
+}

@@ -238,32 +238,6 @@ async fn grace_runs_out_at_its_exact_instant() {
     );
 }
 
-/// Logs the order in which the queues it watches were woken.
-struct WakeLog {
-    who: &'static str,
-    log: Arc<std::sync::Mutex<Vec<&'static str>>>,
-}
-
-impl std::task::Wake for WakeLog {
-    fn wake(self: Arc<Self>) {
-        self.log.lock().unwrap().push(self.who);
-    }
-}
-
-/// Registers a waker that logs `who` on `rx`, which must be empty.
-fn log_wake(
-    rx: &mut crate::outbox::Receiver<Utf8Bytes>,
-    who: &'static str,
-    log: &Arc<std::sync::Mutex<Vec<&'static str>>>,
-) {
-    let waker = std::task::Waker::from(Arc::new(WakeLog {
-        who,
-        log: log.clone(),
-    }));
-    let mut cx = std::task::Context::from_waker(&waker);
-    assert!(rx.poll_recv(&mut cx).is_pending(), "{who}'s queue is empty");
-}
-
 #[tokio::test(start_paused = true)]
 async fn a_move_wakes_the_watchers_first_and_the_player_to_move_last() {
     let settings = Settings {
@@ -294,15 +268,15 @@ async fn a_move_wakes_the_watchers_first_and_the_player_to_move_last() {
     for rx in [&mut red.rx, &mut black.rx, &mut watcher] {
         while rx.try_recv().is_ok() {}
     }
-    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-    log_wake(&mut watcher, "watcher", &log);
-    log_wake(&mut red.rx, "red", &log);
-    log_wake(&mut black.rx, "black", &log);
+    let log = crate::outbox::WakeLog::default();
+    log.watch(&mut watcher, "watcher");
+    log.watch(&mut red.rx, "red");
+    log.watch(&mut black.rx, "black");
     act(&hub, game, &red, mv("d1", "d2")).await;
     // The game task runs when this one yields; the queues are not polled meanwhile (a
     // poll would replace the logging waker).
     for _ in 0..100 {
-        if log.lock().unwrap().len() == 3 {
+        if log.order().len() == 3 {
             break;
         }
         tokio::task::yield_now().await;
@@ -312,5 +286,5 @@ async fn a_move_wakes_the_watchers_first_and_the_player_to_move_last() {
         assert!(matches!(ev.change, Change::Play { .. }), "the move: {ev:?}");
     }
     // tokio runs the task woken last first: black, whose turn it now is.
-    assert_eq!(*log.lock().unwrap(), ["watcher", "red", "black"]);
+    assert_eq!(log.order(), ["watcher", "red", "black"]);
 }
