@@ -228,6 +228,21 @@ pub struct Seeker {
 }
 
 impl Peer {
+    /// Tests: a peer of connection `conn` with no socket behind it, and the queue its
+    /// frames go to.
+    #[cfg(test)]
+    pub(crate) fn detached(conn: u64, cap: usize) -> (Peer, crate::outbox::Receiver<Utf8Bytes>) {
+        let (tx, rx) = crate::outbox::channel(cap);
+        let peer = Peer {
+            conn,
+            tx,
+            kill: Default::default(),
+            seated: Default::default(),
+            reply: None,
+        };
+        (peer, rx)
+    }
+
     pub fn send_lobby(&self, msg: &LobbyMessage) -> bool {
         match self.reply.as_ref().and_then(|r| r.id.as_ref()) {
             Some(id) => self.send(crate::codec::with_id(msg, id)),

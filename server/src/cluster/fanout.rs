@@ -421,14 +421,7 @@ mod tests {
     use crate::outbox::WakeLog;
 
     fn client(conn: u64, seat: bool) -> (FanClient, crate::outbox::Receiver<Utf8Bytes>) {
-        let (tx, rx) = crate::outbox::channel(8);
-        let peer = Peer {
-            conn,
-            tx,
-            kill: Default::default(),
-            seated: Default::default(),
-            reply: None,
-        };
+        let (peer, rx) = Peer::detached(conn, 8);
         let client = FanClient {
             peer,
             player: seat.then(|| format!("p{conn}")),

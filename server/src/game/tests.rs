@@ -7,7 +7,6 @@ use super::*;
 use crate::config::Config;
 use crate::hub::Hub;
 use crate::lobby::SeekResult;
-use crate::peer::Kill;
 use protocol::game::Event;
 use protocol::record::EntryKind;
 use protocol::settings::Level;
@@ -46,14 +45,7 @@ async fn pair(settings: Settings, config: Config) -> (Arc<Hub>, GameId, Seat, Se
     let mut seats = Vec::new();
     let mut game = None;
     for (i, name) in ["Ann", "Ben"].into_iter().enumerate() {
-        let (tx, rx) = crate::outbox::channel(64);
-        let peer = Peer {
-            conn: i as u64,
-            tx,
-            kill: Arc::new(Kill::default()),
-            seated: Default::default(),
-            reply: None,
-        };
+        let (peer, rx) = Peer::detached(i as u64, 64);
         let (_, player) = hub.register(name.into()).await.expect("registered");
         let seeker = Seeker {
             player: player.clone(),
@@ -245,14 +237,7 @@ async fn a_move_wakes_the_watchers_first_and_the_player_to_move_last() {
         ..Settings::blitz(Level::Two)
     };
     let (hub, game, mut red, mut black) = pair(settings, Config::default()).await;
-    let (tx, mut watcher) = crate::outbox::channel(64);
-    let peer = Peer {
-        conn: 9,
-        tx,
-        kill: Arc::new(Kill::default()),
-        seated: Default::default(),
-        reply: None,
-    };
+    let (peer, mut watcher) = Peer::detached(9, 64);
     let subscribe = GameCmd::Subscribe {
         peer,
         player: None,
@@ -263,11 +248,12 @@ async fn a_move_wakes_the_watchers_first_and_the_player_to_move_last() {
     let ServerMessage::Snapshot(_) = recv(&mut watcher).await else {
         panic!("the watcher's snapshot")
     };
-    // What the watcher's arrival tells (its count, at most once a second) goes first.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    for rx in [&mut red.rx, &mut black.rx, &mut watcher] {
-        while rx.try_recv().is_ok() {}
+    // The watcher's arrival is told at once (the first count): read first, with whatever
+    // came before it.
+    for rx in [&mut red.rx, &mut black.rx] {
+        while !matches!(recv(rx).await, ServerMessage::Watchers { count: 1, .. }) {}
     }
+    while watcher.try_recv().is_ok() {}
     let log = crate::outbox::WakeLog::default();
     log.watch(&mut watcher, "watcher");
     log.watch(&mut red.rx, "red");
