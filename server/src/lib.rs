@@ -81,6 +81,13 @@ pub async fn try_run_with(
     // Several nodes: the games the database has as live are taken up by whichever node
     // claims them (`cluster`), never all by the one that starts.
     let clustered = config.nats_url.clone();
+    if clustered.is_some() && !location.shared() {
+        anyhow::bail!(
+            "--nats needs a PostgreSQL database shared by the nodes (--db postgres://...): \
+             {} is not one",
+            location.describe()
+        );
+    }
     let resume_games = config.resume_games || clustered.is_some();
     let (store, mut live) = store::Store::open_at(&location, resume_games).await?;
     if clustered.is_some() {

@@ -540,3 +540,35 @@ async fn the_deadline_threads_run_real_time_when_asked() {
     .await;
     until_event(&mut black, |e| matches!(e, Event::GameEnded { .. })).await;
 }
+
+/// A node of a cluster needs a database the nodes share: with `--nats` and an SQLite
+/// file the server says so and does not start (before it tries NATS: nothing listens on
+/// the port given here).
+#[tokio::test]
+async fn a_cluster_node_on_an_sqlite_file_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tamsk-server"));
+    cmd.args([
+        "--listen",
+        "127.0.0.1:0",
+        "--nats",
+        "nats://127.0.0.1:9",
+        "--db",
+    ])
+    .arg(dir.path().join("t.db"))
+    .kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(30), cmd.output())
+        .await
+        .expect("the server gives up at once")
+        .expect("run tamsk-server");
+    assert!(!out.status.success(), "it must not start");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("--nats needs a PostgreSQL database"),
+        "the reason, in: {said}"
+    );
+}

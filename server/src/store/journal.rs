@@ -1,5 +1,5 @@
-//! The journal of live games: their rows in `games` (state `playing`) and their entries in
-//! `live_entries`, written as they happen. After a stop (SIGTERM or crash) each such game
+//! The journal of live games: their rows in `games` (state `playing`) and their entries
+//! (SQLite's `live_batches`, PostgreSQL's `live_entries`), written as they happen. After a stop (SIGTERM or crash) each such game
 //! is either handed back to be resumed ([`load`]) or stored as aborted ([`store_aborted`]).
 
 use protocol::game::{AbortReason, Game};

@@ -47,6 +47,8 @@ macro_rules! on_db {
     };
 }
 
+mod batches;
+pub(crate) use batches::Batches;
 mod error;
 pub use error::OpenError;
 mod fence;
@@ -119,6 +121,13 @@ impl Location {
             (None, Some(path)) => Location::Sqlite(path.clone()),
             (None, None) => Location::Memory,
         }
+    }
+
+    /// Whether several nodes can share it (the database of a cluster): PostgreSQL's. An
+    /// SQLite file is one process's (and its journal is kept without the fencing of a
+    /// takeover: `sql/batches.rs`).
+    pub fn shared(&self) -> bool {
+        matches!(self, Location::Postgres(_))
     }
 
     /// For logs: the path, or the URL without its password.

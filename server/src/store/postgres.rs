@@ -17,6 +17,10 @@ pub type DB = sqlx::Postgres;
 /// read the journal. SQLite has no such clause and needs none (one writer at a time).
 pub const SHARE_LOCK: &str = " FOR SHARE OF g";
 
+/// A row per journal entry, keyed by game and index (PostgreSQL logs rows, not pages, and
+/// a takeover reads one game's entries by the key): see `sql/batches.rs` for SQLite's.
+pub const BATCHED_JOURNAL: bool = false;
+
 // The same SQL, compiled for this backend's `DB` (on purpose: see `sql/mod.rs`).
 #[allow(clippy::duplicate_mod)]
 #[path = "sql/mod.rs"]

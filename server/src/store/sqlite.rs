@@ -16,6 +16,10 @@ pub type DB = sqlx::Sqlite;
 /// No row locks in SQLite: its writers take turns (see `postgres::SHARE_LOCK`).
 pub const SHARE_LOCK: &str = "";
 
+/// The journal in batch rows, appended at the end (`sql/batches.rs`): SQLite writes
+/// whole pages to its log, and a row per entry in its game's place rewrote a page each.
+pub const BATCHED_JOURNAL: bool = true;
+
 // The same SQL, compiled for this backend's `DB` (on purpose: see `sql/mod.rs`).
 #[allow(clippy::duplicate_mod)]
 #[path = "sql/mod.rs"]

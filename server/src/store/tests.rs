@@ -121,6 +121,123 @@ mod store {
     }
 }
 
+/// The journal in batch rows (SQLite's layout, `sql/batches.rs`).
+mod batched {
+    use super::super::*;
+    use protocol::record::{Entry, EntryKind};
+    use protocol::settings::{Level, Settings};
+
+    fn entry(game: GameId, idx: u64) -> Write {
+        Write::Entry {
+            game,
+            epoch: 0,
+            idx,
+            entry: Entry {
+                at_ms: idx,
+                kind: EntryKind::Advance,
+            },
+        }
+    }
+
+    fn start(n: u64) -> GameStart {
+        let id = GameId::from_u64_pair(0, n);
+        GameStart::between(id, "r", "b", Settings::blitz(Level::One), 1)
+    }
+
+    async fn end(store: &Store, start: GameStart) {
+        let game = protocol::game::Game::new(start.settings.clone());
+        let end = GameEnd::of(start, &game, Vec::new(), 5_000, Some("test"));
+        let (ack, stored) = oneshot::channel();
+        store.submit(Write::GameEnded(Box::new(end), Some(ack)));
+        assert!(stored.await.unwrap(), "stored");
+    }
+
+    async fn rows(pool: &sqlx::SqlitePool) -> i64 {
+        sqlx::query_scalar("SELECT COUNT(*) FROM live_batches")
+            .fetch_one(pool)
+            .await
+            .unwrap()
+    }
+
+    /// One transaction's entries of two games are one row, which stays while either game
+    /// is live and goes once both are stored.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_row_stays_until_its_last_game_is_stored() {
+        let store = Store::open_gathering(None, Duration::from_secs(60))
+            .await
+            .unwrap();
+        let Some(Db::Sqlite(pool)) = store.db.clone() else {
+            panic!("an SQLite store")
+        };
+        let (a, b) = (start(1), start(2));
+        store.submit(Write::GameStarted(a.clone()));
+        store.submit(Write::GameStarted(b.clone()));
+        for idx in 0..2 {
+            store.submit(entry(a.id, idx));
+            store.submit(entry(b.id, idx));
+        }
+        store.flush().await;
+        assert_eq!(rows(&pool).await, 1, "one transaction, one row");
+        end(&store, a).await;
+        store.flush().await;
+        assert_eq!(rows(&pool).await, 1, "b is still live");
+        let order = sqlite::sql::live_entry_order(&pool, b.id).await.unwrap();
+        assert_eq!(order, vec![0, 1]);
+        end(&store, b.clone()).await;
+        store.flush().await;
+        assert_eq!(rows(&pool).await, 0, "both stored: the row goes");
+    }
+
+    /// A start finds what each row holds: rows of games no longer live go (a stop before
+    /// the writer cleared them), and a live game's entries come back from every row that
+    /// holds them, in order.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_start_resumes_from_the_rows_and_clears_the_dead_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let (a, b) = (start(1), start(2));
+        {
+            let (store, live) = Store::open_resuming(Some(&path)).await.unwrap();
+            assert!(live.is_empty());
+            store.submit(Write::GameStarted(a.clone()));
+            store.submit(Write::GameStarted(b.clone()));
+            store.submit(entry(a.id, 0));
+            store.submit(entry(b.id, 0));
+            store.flush().await;
+            store.submit(entry(b.id, 1));
+            store.flush().await;
+            store.submit(entry(a.id, 1));
+            store.flush().await;
+            let Some(Db::Sqlite(pool)) = store.db.clone() else {
+                panic!("an SQLite store")
+            };
+            assert_eq!(rows(&pool).await, 3);
+            // b stored by a node that stopped before its writer cleared b's rows.
+            sqlx::query("UPDATE games SET state = 'aborted' WHERE id = $1")
+                .bind(b.id.to_string())
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        let (store, live) = Store::open_resuming(Some(&path)).await.unwrap();
+        store.flush().await;
+        assert_eq!(live.len(), 1);
+        assert_eq!(live[0].start.id, a.id);
+        let at: Vec<u64> = live[0].entries.iter().map(|e| e.at_ms).collect();
+        assert_eq!(at, vec![0, 1], "a's entries from both of its rows");
+        let Some(Db::Sqlite(pool)) = store.db.clone() else {
+            panic!("an SQLite store")
+        };
+        assert_eq!(
+            rows(&pool).await,
+            2,
+            "b's own row went; the shared one stays"
+        );
+        let left = sqlite::sql::live_entry_count(&pool, b.id).await.unwrap();
+        assert_eq!(left, 1, "b's entry in a's first row");
+    }
+}
+
 mod names {
     use super::super::*;
     use protocol::settings::Settings;
@@ -255,6 +372,63 @@ mod names {
             .unwrap();
         assert_eq!(before_12.len(), 1);
         assert_eq!(before_12[0].id.to_string(), ids[1]);
+    }
+    /// A journal cut off under the keyed layout (a row per entry) is moved into one batch
+    /// row by the migration, and its game resumes with every entry.
+    #[tokio::test]
+    async fn a_keyed_journal_becomes_a_batch_row() {
+        use protocol::record::{Entry, EntryKind};
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("old.db");
+        let old = dir.path().join("migrations");
+        std::fs::create_dir(&old).unwrap();
+        let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        for file in std::fs::read_dir(&from).unwrap() {
+            let name = file.unwrap().file_name();
+            if name.to_str().unwrap() < "20261127000000" {
+                std::fs::copy(from.join(&name), old.join(&name)).unwrap();
+            }
+        }
+        let id = GameId::now_v7();
+        {
+            let options = SqliteConnectOptions::new()
+                .filename(&db)
+                .create_if_missing(true);
+            let pool = SqlitePoolOptions::new()
+                .connect_with(options)
+                .await
+                .unwrap();
+            let migrator = sqlx::migrate::Migrator::new(old.as_path()).await.unwrap();
+            migrator.run(&pool).await.unwrap();
+            sqlx::query(
+                "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, \
+                 settings, state, move_count, started_ms) \
+                 VALUES ($1, 'r', 'Ann', 'b', 'Ben', 1, $2, 'playing', 0, 1)",
+            )
+            .bind(id.to_string())
+            .bind(serde_json::to_string(&Settings::blitz(protocol::settings::Level::One)).unwrap())
+            .execute(&pool)
+            .await
+            .unwrap();
+            for idx in [1i64, 0] {
+                let entry = Entry {
+                    at_ms: 10 * idx as u64,
+                    kind: EntryKind::Advance,
+                };
+                sqlx::query("INSERT INTO live_entries (game_id, idx, entry) VALUES ($1, $2, $3)")
+                    .bind(id.to_string())
+                    .bind(idx)
+                    .bind(serde_json::to_string(&entry).unwrap())
+                    .execute(&pool)
+                    .await
+                    .unwrap();
+            }
+            pool.close().await;
+        }
+        let (_store, live) = Store::open_resuming(Some(&db)).await.unwrap();
+        assert_eq!(live.len(), 1);
+        let at: Vec<u64> = live[0].entries.iter().map(|e| e.at_ms).collect();
+        assert_eq!(at, vec![0, 10], "both entries, in order");
     }
 }
 

@@ -81,6 +81,16 @@ pub(super) async fn writer(
 ) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut sweep = Sweep::default();
+    let mut journal = Batches::default();
+    let seeded = on_db!(Some(&db), Ok(()), |sql, pool| sql::batches::seed(
+        pool,
+        &mut journal
+    )
+    .await);
+    if let Err(e) = seeded {
+        // Rows it could not account for stay until a start that can.
+        tracing::warn!(error = %e, "reading the journal's batch rows failed");
+    }
     while rx.recv_many(&mut batch, BATCH).await > 0 {
         // Writes nobody waits for (journal rows, game starts) wait a little for company:
         // a transaction per write cost the store a third of the server's CPU with 6,000
@@ -104,7 +114,7 @@ pub(super) async fn writer(
         }
         let n = batch.len() as u64;
         let flush = batch.iter().any(|w| matches!(w, Write::Flush(_)));
-        let ok = match write_batch(&db, &batch).await {
+        let ok = match write_batch(&db, &batch, &mut journal).await {
             Ok(refused) => {
                 fenced.add(refused.iter().copied());
                 Some(refused)
@@ -124,7 +134,7 @@ pub(super) async fn writer(
                 settle(w, kept, &stats, &mut sweep, &mut flushes);
                 continue;
             }
-            let res = write_batch(&db, std::slice::from_ref(&w)).await;
+            let res = write_batch(&db, std::slice::from_ref(&w), &mut journal).await;
             let kept = match res {
                 Ok(refused) => {
                     let kept = refused.is_empty();
@@ -141,13 +151,13 @@ pub(super) async fn writer(
         }
         stats.writes.fetch_add(n, Ordering::Relaxed);
         if flush || sweep.due() {
-            sweep.run(&db).await;
+            sweep.run(&db, &mut journal).await;
         }
         for ack in flushes {
             let _ = ack.send(());
         }
     }
-    sweep.run(&db).await;
+    sweep.run(&db, &mut journal).await;
     db.close().await;
 }
 
@@ -174,11 +184,11 @@ impl Sweep {
 
     /// Clears the noted games' journals. On failure they are left to the next start,
     /// which clears the journals of every game no longer live.
-    async fn run(&mut self, db: &Db) {
+    async fn run(&mut self, db: &Db, journal: &mut Batches) {
         if !self.games.is_empty() {
             let games = std::mem::take(&mut self.games);
             let done = on_db!(Some(db), Ok(()), |sql, pool| sql::forget_journals(
-                pool, &games
+                pool, &games, journal
             )
             .await);
             if let Err(e) = done {
@@ -218,9 +228,13 @@ fn settle(
 
 /// Writes a batch in one transaction; answers the games whose writes were refused as a
 /// stale owner's.
-async fn write_batch(db: &Db, batch: &[Write]) -> anyhow::Result<Vec<GameId>> {
+async fn write_batch(
+    db: &Db,
+    batch: &[Write],
+    journal: &mut Batches,
+) -> anyhow::Result<Vec<GameId>> {
     on_db!(Some(db), Ok(Vec::new()), |sql, pool| sql::write_batch(
-        pool, batch
+        pool, batch, journal
     )
     .await)
 }

@@ -1,5 +1,7 @@
 //! The journal's SQL: the games still marked live, with their entries.
 
+use std::collections::{HashMap, HashSet};
+
 use protocol::record::Entry;
 use protocol::settings::Settings;
 use protocol::wire::{GameId, PlayerRef};
@@ -12,25 +14,43 @@ use crate::store::journal::Cut;
 use crate::store::{GameEnd, GameStart};
 
 /// Every game still marked live, oldest first. Journal rows of games already stored are
-/// cleared.
+/// cleared (a batched journal's by the writer when it starts: `batches::seed`).
 pub async fn load(pool: &Pool<DB>) -> anyhow::Result<Vec<Cut>> {
-    sqlx::query(
-        "DELETE FROM live_entries WHERE game_id IN (SELECT id FROM games WHERE state <> 'playing')",
-    )
-    .execute(pool)
-    .await?;
+    if !super::super::BATCHED_JOURNAL {
+        sqlx::query(
+            "DELETE FROM live_entries WHERE game_id IN \
+             (SELECT id FROM games WHERE state <> 'playing')",
+        )
+        .execute(pool)
+        .await?;
+    }
     let rows = sqlx::query(&format!(
         "SELECT {LIVE_COLUMNS} FROM games WHERE state = 'playing' ORDER BY id"
     ))
     .fetch_all(pool)
     .await?;
+    let ids: HashSet<GameId> = rows.iter().filter_map(|r| read_gid(r).ok()).collect();
+    let mut batched = batched_entries(pool, &ids).await?;
     let mut live = Vec::with_capacity(rows.len());
     for r in rows {
-        if let Some(cut) = cut_of(pool, &r).await? {
+        if let Some(cut) = cut_of(pool, &r, batched.as_mut()).await? {
             live.push(cut);
         }
     }
     Ok(live)
+}
+
+/// A batched journal's entries of the games `ids`, read together; `None` for a keyed
+/// journal (each game's read on its own).
+async fn batched_entries(
+    pool: &Pool<DB>,
+    ids: &HashSet<GameId>,
+) -> anyhow::Result<Option<HashMap<GameId, Vec<Option<Entry>>>>> {
+    if super::super::BATCHED_JOURNAL {
+        Ok(Some(super::batches::entries(pool, ids).await?))
+    } else {
+        Ok(None)
+    }
 }
 
 /// The id and start (ms since the Unix epoch) of every game still marked live: one
@@ -66,7 +86,10 @@ pub async fn load_one(pool: &Pool<DB>, id: GameId) -> anyhow::Result<Option<Cut>
     .fetch_optional(pool)
     .await?;
     match row {
-        Some(r) => cut_of(pool, &r).await,
+        Some(r) => {
+            let mut batched = batched_entries(pool, &HashSet::from([id])).await?;
+            cut_of(pool, &r, batched.as_mut()).await
+        }
         None => Ok(None),
     }
 }
@@ -85,8 +108,13 @@ pub async fn fence(pool: &Pool<DB>, id: GameId) -> anyhow::Result<Option<u64>> {
     Ok(epoch.map(|e| e as u64))
 }
 
-/// A live game's row with its tournament round and journal; `None` if it does not read.
-async fn cut_of(pool: &Pool<DB>, r: &super::DbRow) -> anyhow::Result<Option<Cut>> {
+/// A live game's row with its tournament round and journal (from `batched`, if read
+/// already); `None` if it does not read.
+async fn cut_of(
+    pool: &Pool<DB>,
+    r: &super::DbRow,
+    batched: Option<&mut HashMap<GameId, Vec<Option<Entry>>>>,
+) -> anyhow::Result<Option<Cut>> {
     {
         let id: GameId = match read_gid(r) {
             Ok(id) => id,
@@ -129,13 +157,16 @@ async fn cut_of(pool: &Pool<DB>, r: &super::DbRow) -> anyhow::Result<Option<Cut>
                     tournament: t.get("tournament_id"),
                     round: t.get::<i64, _>("round") as u32,
                 });
-        let entries = sqlx::query("SELECT entry FROM live_entries WHERE game_id = $1 ORDER BY idx")
-            .bind(gid(id))
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(|e| e.try_get::<Json<Entry>, _>("entry").ok().map(|j| j.0))
-            .collect();
+        let entries = match batched {
+            Some(batched) => batched.remove(&id).unwrap_or_default(),
+            None => sqlx::query("SELECT entry FROM live_entries WHERE game_id = $1 ORDER BY idx")
+                .bind(gid(id))
+                .fetch_all(pool)
+                .await?
+                .iter()
+                .map(|e| e.try_get::<Json<Entry>, _>("entry").ok().map(|j| j.0))
+                .collect(),
+        };
         Ok(Some(Cut {
             start,
             tournament,

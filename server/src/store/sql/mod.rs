@@ -12,8 +12,9 @@ use sqlx::types::Json;
 use sqlx::{Pool, QueryBuilder, Row, Transaction};
 
 use super::DB;
-use crate::store::{GameEnd, PlayerRow, StoredGame, StoredRecord, Write};
+use crate::store::{Batches, GameEnd, PlayerRow, StoredGame, StoredRecord, Write};
 
+pub mod batches;
 pub mod journal;
 pub mod ratings;
 pub mod tournaments;
@@ -153,7 +154,12 @@ pub fn ms(v: u64) -> i64 {
 
 /// Writes a batch of the writer's queue in one transaction; answers the games whose
 /// journal rows or end were refused as a stale owner's (see `GameStart::owner_epoch`).
-pub async fn write_batch(pool: &Pool<DB>, batch: &[Write]) -> anyhow::Result<Vec<GameId>> {
+/// `journal`: the writer's account of a batched journal's rows (see `batches`).
+pub async fn write_batch(
+    pool: &Pool<DB>,
+    batch: &[Write],
+    journal: &mut Batches,
+) -> anyhow::Result<Vec<GameId>> {
     let mut refused = Vec::new();
     if batch.iter().all(|w| matches!(w, Write::Flush(_))) {
         return Ok(refused);
@@ -194,12 +200,12 @@ pub async fn write_batch(pool: &Pool<DB>, batch: &[Write]) -> anyhow::Result<Vec
             } => {
                 entries.push((*game, *epoch, *idx, entry));
                 if entries.len() == ENTRY_ROWS {
-                    write_entries(&mut tx, &mut entries, &mut refused).await?;
+                    write_entries(&mut tx, &mut entries, &mut refused, journal).await?;
                 }
             }
             Write::GameEnded(end, _) => {
                 // The journal rows of this game go in before its end deletes them.
-                write_entries(&mut tx, &mut entries, &mut refused).await?;
+                write_entries(&mut tx, &mut entries, &mut refused, journal).await?;
                 if !write_end(&mut tx, end).await? {
                     refused.push(end.start.id);
                 }
@@ -207,7 +213,7 @@ pub async fn write_batch(pool: &Pool<DB>, batch: &[Write]) -> anyhow::Result<Vec
             Write::Flush(_) => {}
         }
     }
-    write_entries(&mut tx, &mut entries, &mut refused).await?;
+    write_entries(&mut tx, &mut entries, &mut refused, journal).await?;
     tx.commit().await?;
     refused.sort_unstable();
     refused.dedup();
@@ -222,14 +228,19 @@ const ENTRY_ROWS: usize = 512;
 /// Inserts the pending journal rows, if any, with one statement, and empties `rows`
 /// (game, writer's epoch, index, entry). A row goes in only if its game's row has the
 /// writer's `owner_epoch` (else another node took the game over since): the games of
-/// rows left out are added to `refused`.
+/// rows left out are added to `refused`. A batched journal (`super::BATCHED_JOURNAL`,
+/// never a cluster's) gets one row for them all instead (`batches::write`).
 async fn write_entries(
     tx: &mut Transaction<'_, DB>,
     rows: &mut Vec<(GameId, u64, u64, &Entry)>,
     refused: &mut Vec<GameId>,
+    journal: &mut Batches,
 ) -> anyhow::Result<()> {
     if rows.is_empty() {
         return Ok(());
+    }
+    if super::BATCHED_JOURNAL {
+        return batches::write(tx, rows, journal).await;
     }
     let count = rows.len() as u64;
     let mut writers: Vec<(GameId, u64)> = rows.iter().map(|r| (r.0, r.1)).collect();
@@ -307,8 +318,12 @@ pub async fn write_end(tx: &mut Transaction<'_, DB>, end: &GameEnd) -> anyhow::R
     Ok(done.rows_affected() > 0)
 }
 
-/// Clears the journal of a game that is stored.
+/// Clears the journal of a game that is stored (a batched journal's rows go when the
+/// writer starts, once no live game has entries in them: `batches::seed`).
 pub async fn clear_journal(tx: &mut Transaction<'_, DB>, id: GameId) -> anyhow::Result<()> {
+    if super::BATCHED_JOURNAL {
+        return Ok(());
+    }
     sqlx::query("DELETE FROM live_entries WHERE game_id = $1")
         .bind(gid(id))
         .execute(&mut **tx)
@@ -324,7 +339,14 @@ const FORGET_IDS: usize = 500;
 /// pages as it had entries (rows go in in the order they come, every game's between the
 /// others'), so clearing each at its end rewrote about a page a move; swept together,
 /// each page is rewritten once for all the games that ended meanwhile.
-pub async fn forget_journals(pool: &Pool<DB>, ids: &[GameId]) -> anyhow::Result<()> {
+pub async fn forget_journals(
+    pool: &Pool<DB>,
+    ids: &[GameId],
+    journal: &mut Batches,
+) -> anyhow::Result<()> {
+    if super::BATCHED_JOURNAL {
+        return batches::forget(pool, ids, journal).await;
+    }
     let mut tx = pool.begin().await?;
     for chunk in ids.chunks(FORGET_IDS) {
         let mut delete = QueryBuilder::<DB>::new("DELETE FROM live_entries WHERE game_id IN (");
@@ -339,13 +361,13 @@ pub async fn forget_journals(pool: &Pool<DB>, ids: &[GameId]) -> anyhow::Result<
     Ok(())
 }
 
-/// The indexes of a game's journal rows in the order they were written (SQLite's rowid
-/// order; tests).
+/// The indexes of a game's journal entries in the order they were written (SQLite's
+/// batched journal, through its view; tests).
 #[allow(dead_code)]
 #[cfg(test)]
 pub async fn live_entry_order(pool: &Pool<DB>, id: GameId) -> anyhow::Result<Vec<i64>> {
     Ok(
-        sqlx::query_scalar("SELECT idx FROM live_entries WHERE game_id = $1 ORDER BY rowid")
+        sqlx::query_scalar("SELECT idx FROM live_entries WHERE game_id = $1 ORDER BY batch, pos")
             .bind(gid(id))
             .fetch_all(pool)
             .await?,
