@@ -68,8 +68,18 @@ fn rebuild(cut: Cut) -> LiveGame {
 }
 
 /// Stores a cut-off game as aborted with reason `crash` (its record up to the last entry
-/// that replays), unless its entries already ended it.
+/// that replays), unless its entries already ended it. Before the writer starts.
 pub(super) async fn store_aborted(db: &Db, live: LiveGame) -> anyhow::Result<()> {
+    let end = aborted_end(live);
+    on_db!(Some(db), Ok(()), |sql, pool| sql::journal::store_end(
+        pool, &end
+    )
+    .await)
+}
+
+/// A cut-off game's end as aborted with reason `crash` (its record up to the last entry
+/// that replays), unless its entries already ended it.
+pub(super) fn aborted_end(live: LiveGame) -> GameEnd {
     let LiveGame {
         start,
         mut game,
@@ -89,9 +99,5 @@ pub(super) async fn store_aborted(db: &Db, live: LiveGame) -> anyhow::Result<()>
         reason = Some("crash");
     }
     let ended_ms = start.started_ms + game.now();
-    let end = GameEnd::of(start, &game, entries, ended_ms, reason);
-    on_db!(Some(db), Ok(()), |sql, pool| sql::journal::store_end(
-        pool, &end
-    )
-    .await)
+    GameEnd::of(start, &game, entries, ended_ms, reason)
 }

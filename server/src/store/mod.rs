@@ -319,11 +319,23 @@ impl Store {
         })
     }
 
-    /// Stores a cut-off game that will not be resumed as aborted (reason `crash`).
+    /// Stores a cut-off game that will not be resumed as aborted (reason `crash`). Through
+    /// the writer, like every game's end, so that it clears the game's journal (a batched
+    /// journal's rows are the writer's to delete: `sql/batches.rs`).
     pub async fn store_aborted(&self, game: LiveGame) -> anyhow::Result<()> {
-        match &self.db {
-            Some(db) => journal::store_aborted(db, game).await,
-            None => Ok(()),
+        if self.db.is_none() {
+            return Ok(());
+        }
+        let id = game.start.id;
+        let (ack, stored) = oneshot::channel();
+        self.submit(Write::GameEnded(
+            Box::new(journal::aborted_end(game)),
+            Some(ack),
+        ));
+        match stored.await {
+            Ok(true) => Ok(()),
+            Ok(false) => anyhow::bail!("game {id}: not stored as aborted (see the log)"),
+            Err(_) => anyhow::bail!("game {id}: the store's writer is gone"),
         }
     }
 

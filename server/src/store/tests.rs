@@ -236,6 +236,31 @@ mod batched {
         let left = sqlite::sql::live_entry_count(&pool, b.id).await.unwrap();
         assert_eq!(left, 1, "b's entry in a's first row");
     }
+
+    /// A cut-off game stored as aborted after the start (its player unknown, its journal
+    /// not placeable) goes through the writer, which deletes its rows.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_game_stored_as_aborted_after_the_start_leaves_no_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let a = start(1);
+        {
+            let (store, _) = Store::open_resuming(Some(&path)).await.unwrap();
+            store.submit(Write::GameStarted(a.clone()));
+            store.submit(entry(a.id, 0));
+            store.flush().await;
+        }
+        let (store, mut live) = Store::open_resuming(Some(&path)).await.unwrap();
+        let Some(Db::Sqlite(pool)) = store.db.clone() else {
+            panic!("an SQLite store")
+        };
+        store.flush().await;
+        assert_eq!(rows(&pool).await, 1, "a is live: its row stays");
+        store.store_aborted(live.pop().expect("a")).await.unwrap();
+        store.flush().await;
+        assert_eq!(rows(&pool).await, 0);
+        assert!(!store.is_live(a.id).await.unwrap(), "stored");
+    }
 }
 
 mod names {
