@@ -31,8 +31,23 @@ mod store {
         assert!(stored.unwrap(), "the game and its end are on disk");
     }
 
+    /// A Level 1 game numbered `n`, started at 1 ms.
+    pub(super) fn start(n: u64) -> GameStart {
+        let id = GameId::from_u64_pair(0, n);
+        GameStart::between(id, "r", "b", Settings::blitz(Level::One), 1)
+    }
+
+    /// Stores the game `start` began as ended, and waits until it is on disk.
+    pub(super) async fn end(store: &Store, start: GameStart) {
+        let game = protocol::game::Game::new(start.settings.clone());
+        let end = GameEnd::of(start, &game, Vec::new(), 5_000, Some("test"));
+        let (ack, stored) = oneshot::channel();
+        store.submit(Write::GameEnded(Box::new(end), Some(ack)));
+        assert!(stored.await.unwrap(), "stored");
+    }
+
     /// Journal row `idx` of `game` (an `advance` at `idx` ms).
-    fn entry(game: GameId, idx: u64) -> Write {
+    pub(super) fn entry(game: GameId, idx: u64) -> Write {
         Write::Entry {
             game,
             epoch: 0,
@@ -94,17 +109,13 @@ mod store {
             panic!("an SQLite store")
         };
         let ids = [GameId::from_u64_pair(0, 7), GameId::from_u64_pair(0, 8)];
-        for id in ids {
-            let start = GameStart::between(id, "r", "b", Settings::blitz(Level::One), 1);
+        for (n, id) in [7, 8].into_iter().zip(ids) {
+            let start = start(n);
             store.submit(Write::GameStarted(start.clone()));
             for idx in 0..3 {
                 store.submit(entry(id, idx));
             }
-            let game = protocol::game::Game::new(start.settings.clone());
-            let end = GameEnd::of(start, &game, Vec::new(), 5_000, Some("test"));
-            let (ack, stored) = oneshot::channel();
-            store.submit(Write::GameEnded(Box::new(end), Some(ack)));
-            assert!(stored.await.unwrap(), "stored");
+            end(&store, start).await;
             // The first stored, and its journal still there: it waits for the sweep.
             // (The second's could be cleared at once were the test held up for a second
             // between the two.)
@@ -124,33 +135,7 @@ mod store {
 /// The journal in batch rows (SQLite's layout, `sql/batches.rs`).
 mod batched {
     use super::super::*;
-    use protocol::record::{Entry, EntryKind};
-    use protocol::settings::{Level, Settings};
-
-    fn entry(game: GameId, idx: u64) -> Write {
-        Write::Entry {
-            game,
-            epoch: 0,
-            idx,
-            entry: Entry {
-                at_ms: idx,
-                kind: EntryKind::Advance,
-            },
-        }
-    }
-
-    fn start(n: u64) -> GameStart {
-        let id = GameId::from_u64_pair(0, n);
-        GameStart::between(id, "r", "b", Settings::blitz(Level::One), 1)
-    }
-
-    async fn end(store: &Store, start: GameStart) {
-        let game = protocol::game::Game::new(start.settings.clone());
-        let end = GameEnd::of(start, &game, Vec::new(), 5_000, Some("test"));
-        let (ack, stored) = oneshot::channel();
-        store.submit(Write::GameEnded(Box::new(end), Some(ack)));
-        assert!(stored.await.unwrap(), "stored");
-    }
+    use super::store::{end, entry, start};
 
     async fn rows(pool: &sqlx::SqlitePool) -> i64 {
         sqlx::query_scalar("SELECT COUNT(*) FROM live_batches")
@@ -278,36 +263,38 @@ mod names {
         }
     }
 
+    /// A database file in `dir` with only the migrations older than `before` (a file
+    /// name's prefix) applied: a database of an older server.
+    async fn old_database(dir: &std::path::Path, before: &str) -> sqlx::SqlitePool {
+        let old = dir.join("migrations");
+        std::fs::create_dir(&old).unwrap();
+        let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        for file in std::fs::read_dir(&from).unwrap() {
+            let name = file.unwrap().file_name();
+            if name.to_str().unwrap() < before {
+                std::fs::copy(from.join(&name), old.join(&name)).unwrap();
+            }
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(dir.join("old.db"))
+            .create_if_missing(true);
+        let pool = SqlitePoolOptions::new()
+            .connect_with(options)
+            .await
+            .unwrap();
+        let migrator = sqlx::migrate::Migrator::new(old.as_path()).await.unwrap();
+        migrator.run(&pool).await.unwrap();
+        pool
+    }
+
     /// A database from before unique names, with names equal but for case, takes the
     /// migration; from then on a name is free only if no player has it in any case.
     #[tokio::test]
     async fn names_become_unique_on_an_old_database() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("old.db");
-        let only_first = dir.path().join("migrations");
-        std::fs::create_dir(&only_first).unwrap();
-        std::fs::copy(
-            concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/migrations/20250101000000_init.sql"
-            ),
-            only_first.join("20250101000000_init.sql"),
-        )
-        .unwrap();
         {
-            let options = SqliteConnectOptions::new()
-                .filename(&db)
-                .create_if_missing(true);
-            let pool = SqlitePoolOptions::new()
-                .connect_with(options)
-                .await
-                .unwrap();
-            sqlx::migrate::Migrator::new(only_first.as_path())
-                .await
-                .unwrap()
-                .run(&pool)
-                .await
-                .unwrap();
+            let pool = old_database(dir.path(), "20251125000000").await;
             for (id, name) in [("1", "Ann"), ("2", "ann"), ("3", "Ben")] {
                 sqlx::query(
                     "INSERT INTO players (id, name, token_hash, created_ms) VALUES ($1, $2, $3, 1)",
@@ -337,26 +324,8 @@ mod names {
     async fn integer_game_ids_become_uuids_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("old.db");
-        let old = dir.path().join("migrations");
-        std::fs::create_dir(&old).unwrap();
-        for file in ["20250101000000_init.sql", "20251125000000_name_key.sql"] {
-            let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
-            std::fs::copy(from.join(file), old.join(file)).unwrap();
-        }
         {
-            let options = SqliteConnectOptions::new()
-                .filename(&db)
-                .create_if_missing(true);
-            let pool = SqlitePoolOptions::new()
-                .connect_with(options)
-                .await
-                .unwrap();
-            sqlx::migrate::Migrator::new(old.as_path())
-                .await
-                .unwrap()
-                .run(&pool)
-                .await
-                .unwrap();
+            let pool = old_database(dir.path(), "20261125000000").await;
             for id in [5i64, 12] {
                 sqlx::query(
                     "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, \
@@ -398,6 +367,7 @@ mod names {
         assert_eq!(before_12.len(), 1);
         assert_eq!(before_12[0].id.to_string(), ids[1]);
     }
+
     /// A journal cut off under the keyed layout (a row per entry) is moved into one batch
     /// row by the migration, and its game resumes with every entry.
     #[tokio::test]
@@ -405,26 +375,9 @@ mod names {
         use protocol::record::{Entry, EntryKind};
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("old.db");
-        let old = dir.path().join("migrations");
-        std::fs::create_dir(&old).unwrap();
-        let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
-        for file in std::fs::read_dir(&from).unwrap() {
-            let name = file.unwrap().file_name();
-            if name.to_str().unwrap() < "20261127000000" {
-                std::fs::copy(from.join(&name), old.join(&name)).unwrap();
-            }
-        }
         let id = GameId::now_v7();
         {
-            let options = SqliteConnectOptions::new()
-                .filename(&db)
-                .create_if_missing(true);
-            let pool = SqlitePoolOptions::new()
-                .connect_with(options)
-                .await
-                .unwrap();
-            let migrator = sqlx::migrate::Migrator::new(old.as_path()).await.unwrap();
-            migrator.run(&pool).await.unwrap();
+            let pool = old_database(dir.path(), "20261127000000").await;
             sqlx::query(
                 "INSERT INTO games (id, red_id, red_name, black_id, black_name, level, \
                  settings, state, move_count, started_ms) \
