@@ -7,6 +7,9 @@ use std::collections::HashMap;
 
 use protocol::wire::GameId;
 
+/// Bounded by the live games and their entries: a game lists at most one row per entry
+/// (the rooms keep every entry of a live game anyway), and a row is counted only while a
+/// live game has entries in it.
 #[derive(Default)]
 pub(crate) struct Batches {
     /// Each row still kept: how many live games have entries in it.

@@ -15,6 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use futures::TryStreamExt;
 use protocol::record::Entry;
 use protocol::wire::GameId;
 use sqlx::{Pool, QueryBuilder, Row, Transaction};
@@ -81,10 +82,9 @@ pub async fn seed(pool: &Pool<DB>, batches: &mut Batches) -> anyhow::Result<()> 
         .filter_map(|r| read_gid(r).ok())
         .collect();
     let mut dead = Vec::new();
-    for r in sqlx::query("SELECT id, body FROM live_batches")
-        .fetch_all(pool)
-        .await?
-    {
+    // Streamed: after a crash at a high rate the rows can be many megabytes.
+    let mut rows = sqlx::query("SELECT id, body FROM live_batches").fetch(pool);
+    while let Some(r) = rows.try_next().await? {
         let id: i64 = r.get("id");
         let games: Vec<GameId> = match serde_json::from_str::<
             Vec<(GameId, u64, serde::de::IgnoredAny)>,
@@ -106,6 +106,7 @@ pub async fn seed(pool: &Pool<DB>, batches: &mut Batches) -> anyhow::Result<()> 
             batches.written(id, games);
         }
     }
+    drop(rows);
     delete(pool, &dead).await
 }
 
@@ -119,10 +120,8 @@ pub async fn entries(
     if of.is_empty() {
         return Ok(HashMap::new());
     }
-    let rows = sqlx::query("SELECT id, body FROM live_batches ORDER BY id")
-        .fetch_all(pool)
-        .await?;
-    for r in rows {
+    let mut rows = sqlx::query("SELECT id, body FROM live_batches ORDER BY id").fetch(pool);
+    while let Some(r) = rows.try_next().await? {
         let body = r.get::<&str, _>("body");
         let body: Vec<(GameId, u64, serde_json::Value)> = match serde_json::from_str(body) {
             Ok(body) => body,
