@@ -4,8 +4,9 @@
 //! row per entry, keyed by game and index, went into its game's place among all the live
 //! games': SQLite writes whole pages to its log, so with 1,000 live games a transaction
 //! of 60 entries rewrote about 60 pages of the key's index, and the store's thread took a
-//! seventh of the server's CPU at 3,000 moves a second (a fifth of that with batch rows:
-//! BENCHMARKS.md, session 18). Rows only ever go in at the end.
+//! seventh of the server's CPU at 3,000 moves a second (two fifths of that with batch
+//! rows, one fifth with the writer's 50-ms gathering besides: BENCHMARKS.md, session 18).
+//! Rows only ever go in at the end.
 //!
 //! The cost is in reading and clearing: a game's entries are found by reading every row
 //! (only at a start, or when a game is taken over, which SQLite's single node never does),
@@ -51,7 +52,7 @@ pub async fn write(
 }
 
 /// Deletes the rows in which none of the live games has entries any more once `ids` are
-/// stored.
+/// stored. If the delete fails, those rows stay until the next start (`seed`).
 pub async fn forget(pool: &Pool<DB>, ids: &[GameId], batches: &mut Batches) -> anyhow::Result<()> {
     delete(pool, &batches.forget(ids)).await
 }
