@@ -222,6 +222,29 @@ mod batched {
         assert_eq!(left, 1, "b's entry in a's first row");
     }
 
+    /// On a store with nothing more to write, a stored game's rows still go once the
+    /// sweep's time (a second) has come, not at the next write.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_idle_store_clears_a_stored_games_rows() {
+        let store = Store::open_with(None, 64).await.unwrap();
+        let Some(Db::Sqlite(pool)) = store.db.clone() else {
+            panic!("an SQLite store")
+        };
+        let a = start(1);
+        store.submit(Write::GameStarted(a.clone()));
+        store.submit(entry(a.id, 0));
+        end(&store, a).await;
+        // Another database's state: nothing to await but the rows themselves.
+        let cleared = async {
+            while rows(&pool).await > 0 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), cleared)
+            .await
+            .expect("cleared about a second after the end, with no write after it");
+    }
+
     /// A cut-off game stored as aborted after the start (its player unknown, its journal
     /// not placeable) goes through the writer, which deletes its rows.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

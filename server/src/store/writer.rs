@@ -14,8 +14,9 @@ const BATCH: usize = 1024;
 pub(super) const GATHER: Duration = Duration::from_millis(50);
 
 /// How long the journals of stored games wait to be cleared together (see
-/// `sql::forget_journals`): at the first batch this long after the first of them was
-/// stored; also at a flush, when [`SWEEP_MAX`] games wait, and when the writer ends.
+/// `sql::forget_journals`): this long after the first of them was stored (at the first
+/// batch after, or then if nothing is written); also at a flush, when [`SWEEP_MAX`]
+/// games wait, and when the writer ends.
 pub(super) const SWEEP: Duration = Duration::from_secs(1);
 /// Most stored games whose journals wait to be cleared.
 const SWEEP_MAX: usize = 4096;
@@ -94,7 +95,22 @@ pub(super) async fn writer(
         // Rows it could not account for stay until a start that can.
         tracing::warn!(error = %e, "reading the journal's batch rows failed");
     }
-    while rx.recv_many(&mut batch, BATCH).await > 0 {
+    loop {
+        // Stored games' journals are cleared a sweep's time after the first of them, by
+        // the next batch or, on a server with nothing more to write, when that time comes.
+        let got = match sweep.since {
+            Some(since) => tokio::select! {
+                n = rx.recv_many(&mut batch, BATCH) => n,
+                _ = tokio::time::sleep_until(since + SWEEP) => {
+                    sweep.run(&db, &mut journal).await;
+                    continue;
+                }
+            },
+            None => rx.recv_many(&mut batch, BATCH).await,
+        };
+        if got == 0 {
+            break;
+        }
         // Writes nobody waits for (journal rows, game starts) wait a little for company:
         // a transaction per write cost the store a third of the server's CPU with 6,000
         // live games; what someone waits for (a game's end, a new player) goes at once.
