@@ -38,6 +38,7 @@ pub mod ratings;
 pub mod request;
 pub mod room;
 pub mod rooms;
+pub mod stop;
 pub mod store;
 pub mod swiss;
 pub mod tenure;

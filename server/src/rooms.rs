@@ -110,7 +110,7 @@ pub struct Rooms {
     /// Shutdown, in order: live games are stopped (suspended for the next start, or
     /// aborted), then connections close.
     pub stop_games: CancellationToken,
-    pub stop_conns: CancellationToken,
+    pub stop_conns: crate::stop::Stop,
     /// Every game task: shutdown waits for them before closing connections.
     pub game_tasks: TaskTracker,
     /// Every connection task: `run` waits for them before it returns.
@@ -162,7 +162,7 @@ impl Rooms {
             changes: AtomicU64::new(0),
             next_conn: AtomicU64::new(1),
             stop_games: CancellationToken::new(),
-            stop_conns: CancellationToken::new(),
+            stop_conns: Default::default(),
             game_tasks: TaskTracker::new(),
             conn_tasks: TaskTracker::new(),
             playing: TaskTracker::new(),

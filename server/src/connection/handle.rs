@@ -395,40 +395,54 @@ impl Conn {
 
     /// Hands a command to a game's task without waiting.
     fn to_game(&self, game: GameId, cmd: GameCmd) -> bool {
-        let Some(handle) = self.hub.game(game) else {
-            // A game owned by another node: its owner answers.
-            if let Some(cluster) = self.hub.cluster.get() {
-                return cluster.forward(game, cmd);
+        // The handle is used where it lies in the map, not cloned: a clone is six
+        // reference counts shared with the game's task, and this is every action's path.
+        let handed = match self.hub.games.get(&game) {
+            Some(handle) => {
+                // A quarter of the game's queue is kept for its players: a crowd of
+                // watchers joining at once is told to try again, and a move never finds
+                // the queue full because of them.
+                let watcher_joining = matches!(cmd, GameCmd::Subscribe { player: None, .. });
+                if watcher_joining && handle.tx.capacity() <= self.hub.config.game_queue / 4 {
+                    Handed::Crowded
+                } else {
+                    match handle.tx.try_send(cmd) {
+                        Ok(()) => Handed::Queued,
+                        Err(crate::outbox::TrySendError::Full(_)) => Handed::Full,
+                        Err(crate::outbox::TrySendError::Closed(_)) => Handed::Gone,
+                    }
+                }
             }
-            self.unknown_game(game);
-            return false;
+            // A game owned by another node: its owner answers.
+            None => match self.hub.cluster.get() {
+                Some(cluster) => return cluster.forward(game, cmd),
+                None => Handed::Gone,
+            },
         };
-        // A quarter of the game's queue is kept for its players: a crowd of watchers
-        // joining at once is told to try again, and a move never finds the queue full
-        // because of them.
-        let watcher_joining = matches!(cmd, GameCmd::Subscribe { player: None, .. });
-        if watcher_joining && handle.tx.capacity() <= self.hub.config.game_queue / 4 {
-            self.error(
+        match handed {
+            Handed::Queued => return true,
+            Handed::Crowded => self.error(
                 "game_busy",
                 "many are joining this game: try again in a moment",
                 Some(game),
-            );
-            return false;
+            ),
+            Handed::Full => self.error(
+                "game_busy",
+                "the game is busy: try again in a moment",
+                Some(game),
+            ),
+            Handed::Gone => self.unknown_game(game),
         }
-        match handle.tx.try_send(cmd) {
-            Ok(()) => true,
-            Err(crate::outbox::TrySendError::Full(_)) => {
-                self.error(
-                    "game_busy",
-                    "the game is busy: try again in a moment",
-                    Some(game),
-                );
-                false
-            }
-            Err(crate::outbox::TrySendError::Closed(_)) => {
-                self.unknown_game(game);
-                false
-            }
-        }
+        false
     }
+}
+
+/// What became of a command handed to a game.
+enum Handed {
+    Queued,
+    /// Watchers may not take the last quarter of the game's queue.
+    Crowded,
+    Full,
+    /// No such game here, or its task has ended.
+    Gone,
 }

@@ -288,7 +288,7 @@ impl Conn {
         self.peer.seated.set_lag(lag);
         // Best effort: a busy game skips one measurement rather than wait.
         for game in self.peer.seated.list() {
-            if let Some(handle) = self.hub.game(game) {
+            if let Some(handle) = self.hub.games.get(&game) {
                 let _ = handle.tx.try_send(GameCmd::Lag {
                     conn: self.peer.conn,
                     rtt_ms: lag,
