@@ -107,9 +107,17 @@ impl Square {
     }
 }
 
+impl Square {
+    /// The name's two ASCII bytes: the column's letter, the row's digit (rows are 1 to 7).
+    const fn name(self) -> [u8; 2] {
+        [b'a' + self.col(), b'0' + self.row()]
+    }
+}
+
 impl fmt::Display for Square {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", (b'a' + self.col()) as char, self.row())
+        let name = self.name();
+        f.write_str(std::str::from_utf8(&name).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -153,7 +161,11 @@ impl FromStr for Square {
 
 impl Serialize for Square {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        // Not `collect_str`: every move's event names two or three squares, and the
+        // formatting machinery was most of their cost.
+        let name = self.name();
+        let text = std::str::from_utf8(&name).map_err(serde::ser::Error::custom)?;
+        serializer.serialize_str(text)
     }
 }
 
@@ -252,6 +264,15 @@ mod tests {
         }
         assert_eq!(Square::ALL.len(), 37);
         assert_eq!(Square::ALL[36].to_string(), "g4");
+    }
+
+    #[test]
+    fn every_square_round_trips_through_json_as_its_name() {
+        for s in Square::ALL {
+            let json = serde_json::to_string(&s).unwrap();
+            assert_eq!(json, format!("\"{s}\""));
+            assert_eq!(serde_json::from_str::<Square>(&json).unwrap(), s);
+        }
     }
 
     #[test]

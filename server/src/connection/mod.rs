@@ -353,9 +353,10 @@ impl Conn {
         match crate::request::parse_request(text) {
             Ok((msg, id)) => {
                 // The game time of the receipt, when the message concerns a live game.
-                let at_ms = crate::request::game_of(&msg)
-                    .and_then(|g| self.hub.game(g))
-                    .map(|h| received.saturating_duration_since(h.start).as_millis() as u64);
+                let at_ms = crate::request::game_of(&msg).and_then(|g| {
+                    let h = self.hub.games.get(&g)?;
+                    Some(received.saturating_duration_since(h.start).as_millis() as u64)
+                });
                 self.reply = Some(Arc::new(Reply {
                     id,
                     server_ms,
