@@ -27,6 +27,9 @@ pub struct Alarms {
 struct Shared {
     state: Mutex<State>,
     changed: Condvar,
+    /// How late this thread woke each game: the rest of a game's lateness
+    /// (`timer_lateness`) is its wait for a worker of the runtime.
+    lateness: crate::metrics::Histogram,
 }
 
 #[derive(Default)]
@@ -59,6 +62,8 @@ impl Shared {
                         if entry.key().0 > now {
                             break;
                         }
+                        self.lateness
+                            .observe(now.saturating_duration_since(entry.key().0));
                         ready.push(entry.remove());
                     }
                     // Wake outside the lock: a woken task may set its alarm at once.
@@ -86,6 +91,7 @@ impl Alarms {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
+            lateness: crate::metrics::Histogram::new(crate::metrics::LATENESS_BOUNDS),
         });
         let thread_shared = shared.clone();
         let (started, tid) = std::sync::mpsc::sync_channel(1);
@@ -100,6 +106,11 @@ impl Alarms {
             .recv()
             .map_err(|_| std::io::Error::other("the alarm thread did not start"))?;
         Ok(Alarms { shared, tid })
+    }
+
+    /// How late the alarm thread woke the games it woke.
+    pub fn lateness(&self) -> crate::metrics::HistogramSnapshot {
+        self.shared.lateness.snapshot()
     }
 
     /// The alarm thread's id (for a look at its scheduling).
@@ -225,6 +236,21 @@ mod tests {
         for ms in [5, 1, 12] {
             wait(&mut alarm, Instant::now() + Duration::from_millis(ms)).await;
         }
+    }
+
+    #[tokio::test]
+    async fn each_wake_is_counted_with_how_late_it_was() {
+        let alarms = Alarms::start(0).unwrap();
+        let mut alarm = alarms.alarm();
+        assert_eq!(alarms.lateness().count, 0);
+        let began = Instant::now();
+        for ms in [2, 4] {
+            wait(&mut alarm, Instant::now() + Duration::from_millis(ms)).await;
+        }
+        let seen = alarms.lateness();
+        assert_eq!(seen.count, 2);
+        // Each lateness is at most the time the whole test took.
+        assert!(seen.sum <= began.elapsed().as_secs_f64(), "{seen:?}");
     }
 
     #[tokio::test]

@@ -226,9 +226,9 @@ pub struct Config {
     #[arg(
         long,
         env = "TAMSK_REALTIME_PRIORITY",
-        default_value_t = 0,
+        default_value_t = Config::default().realtime_priority,
         value_parser = clap::value_parser!(u8).range(0..=99),
-        help = "Real-time (SCHED_FIFO) priority, 1-99, of the threads that announce deadlines: the alarm thread and the games' own threads (--game-threads), so that a death or an expiry is told on time on busy cores. Needs CAP_SYS_NICE (or an rtprio limit); refused, they run at normal priority with a warning. 0 (the default): off"
+        help = "Real-time (SCHED_FIFO) priority, 1-99, of the threads that announce deadlines: the alarm thread and the games' own threads (--game-threads), so that a death or an expiry is told on time on busy cores. Needs CAP_SYS_NICE (or an rtprio limit); refused, they run at normal priority with a warning. 0: off"
     )]
     pub realtime_priority: u8,
     /// Reverse proxies and load balancers whose `X-Forwarded-For` names the client (see
@@ -380,7 +380,10 @@ impl Default for Config {
             fanout_loss_every: 0,
             precise_timer: true,
             game_threads: 0,
-            realtime_priority: 0,
+            // On: at 18,000 sockets on 2 cores the alarm thread's own wake-up was most of
+            // the timers' late tail, and the thread does almost no work (BENCHMARKS.md,
+            // session 19).
+            realtime_priority: 10,
             trusted_proxies: Vec::new(),
             budget_loopback: false,
             abort_ms: protocol::settings::Settings::default().abort_ms,
@@ -429,12 +432,18 @@ mod tests {
     }
 
     #[test]
-    fn a_realtime_priority_is_1_to_99_and_off_by_default() {
+    fn a_realtime_priority_is_1_to_99_on_by_default_and_0_turns_it_off() {
         let parsed = |args: &[&str]| {
             let matches = command().try_get_matches_from(args)?;
             Config::from_arg_matches(&matches)
         };
-        assert_eq!(parsed(&["t"]).unwrap().realtime_priority, 0);
+        assert_eq!(parsed(&["t"]).unwrap().realtime_priority, 10);
+        assert_eq!(
+            parsed(&["t", "--realtime-priority", "0"])
+                .unwrap()
+                .realtime_priority,
+            0
+        );
         let on = parsed(&["t", "--realtime-priority", "10", "--game-threads", "1"]).unwrap();
         assert_eq!((on.realtime_priority, on.game_threads), (10, 1));
         for bad in ["100", "-1", "high"] {

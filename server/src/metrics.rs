@@ -93,7 +93,7 @@ const FANOUT_BOUNDS: &[f64] = &[
 ];
 /// Fine below a few milliseconds: the target is a p99.9 under 2 ms, so the bounds around
 /// it (1, 1.5, 2, 3 ms) tell on which side of it a run falls.
-const LATENESS_BOUNDS: &[f64] = &[
+pub(crate) const LATENESS_BOUNDS: &[f64] = &[
     0.000_05, 0.000_1, 0.000_2, 0.000_25, 0.000_3, 0.000_5, 0.000_75, 0.001, 0.001_5, 0.002, 0.003,
     0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0,
 ];

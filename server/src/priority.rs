@@ -24,15 +24,15 @@ pub fn realtime(priority: u8) -> io::Result<()> {
     }
 }
 
-/// [`realtime`] for a thread that announces deadlines, if the operator asked for it
-/// (`priority` > 0); a refusal (no `CAP_SYS_NICE` or rtprio limit) is a warning: the
-/// thread runs at normal priority.
+/// [`realtime`] for a thread that announces deadlines, unless turned off (`priority` 0);
+/// a refusal (no `CAP_SYS_NICE` or rtprio limit, as in a container by default) is a
+/// warning: the thread runs at normal priority, and everything else is the same.
 pub fn deadline_thread(priority: u8, thread: &str) {
     if priority == 0 {
         return;
     }
     if let Err(e) = realtime(priority) {
-        tracing::warn!(thread, priority, error = %e, "cannot run at real-time priority (needs CAP_SYS_NICE or an rtprio limit): normal priority");
+        tracing::warn!(thread, priority, error = %e, "cannot run at real-time priority (needs CAP_SYS_NICE or an rtprio limit): normal priority, so on busy cores a death or an expiry may be told a few ms late (--realtime-priority 0 says this is wanted)");
     }
 }
 

@@ -154,6 +154,13 @@ fn registry(hub: &Hub) -> Registry {
         "How late a game task woke for a deadline (death, expiry, grace)",
         m.timer_lateness.snapshot(),
     );
+    if let Some(alarms) = &hub.alarms {
+        r.register(
+            "tamsk_alarm_lateness_seconds",
+            "How late the alarm thread woke a game for a deadline (part of the timer lateness)",
+            alarms.lateness(),
+        );
+    }
     let store = &hub.store.stats;
     gauge(
         &mut r,
