@@ -32,7 +32,7 @@ pub fn deadline_thread(priority: u8, thread: &str) {
         return;
     }
     if let Err(e) = realtime(priority) {
-        tracing::warn!(thread, priority, error = %e, "cannot run at real-time priority (needs CAP_SYS_NICE or an rtprio limit): normal priority, so on busy cores a death or an expiry may be told a few ms late (--realtime-priority 0 says this is wanted)");
+        tracing::warn!(thread, priority, error = %e, "cannot run at real-time priority (needs CAP_SYS_NICE or an rtprio limit): normal priority, so on busy cores a death or an expiry may be told a few ms late (--realtime-priority 0: do not ask)");
     }
 }
 
