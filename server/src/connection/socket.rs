@@ -76,6 +76,9 @@ pub struct Socket {
     kill: Arc<Kill>,
     stop: crate::stop::Stop,
     idle: Pin<Box<Sleep>>,
+    /// `idle` was polled with the waker in `armed` (a frame returned early may have left
+    /// it unpolled after the waker changed).
+    idle_armed: bool,
     idle_timeout: Duration,
     last_heard: Instant,
 }
@@ -138,6 +141,7 @@ impl Socket {
             kill,
             stop: shutdown,
             idle: Box::pin(tokio::time::sleep_until(now + settings.idle_timeout)),
+            idle_armed: false,
             idle_timeout: settings.idle_timeout,
             last_heard: now,
         }
@@ -163,6 +167,7 @@ impl Socket {
             // Registers this waker with both waiters; it stays registered while they live,
             // so later polls only read the flags.
             self.armed = Some(cx.waker().clone());
+            self.idle_armed = false;
             let _ = self.killed.as_mut().poll(cx);
             let _ = self.shutdown.as_mut().poll(cx);
             if self.kill.reason().is_some() {
@@ -174,7 +179,8 @@ impl Socket {
         }
         let now = Instant::now();
         // A fired timer is reset and polled again, so it is always registered with this
-        // task's waker once this is done.
+        // task's waker once this is done. (Nothing returns between the waker's change
+        // above and this poll but the connection's end.)
         if !same_task || due(&self.ping, now) {
             while self.ping.as_mut().poll(cx).is_ready() {
                 self.ticks += 1;
@@ -206,7 +212,7 @@ impl Socket {
         }
         // The idle timer is set once and moved only when it fires: a frame costs no timer
         // update.
-        if !same_task || due(&self.idle, now) {
+        if !self.idle_armed || due(&self.idle, now) {
             while self.idle.as_mut().poll(cx).is_ready() {
                 let deadline = self.last_heard + self.idle_timeout;
                 if deadline <= Instant::now() {
@@ -214,6 +220,7 @@ impl Socket {
                 }
                 self.idle.as_mut().reset(deadline);
             }
+            self.idle_armed = true;
         }
         Poll::Pending
     }
