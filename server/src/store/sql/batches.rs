@@ -43,8 +43,12 @@ pub async fn write(
     if body.is_empty() {
         return Ok(());
     }
+    // Sized for about 190 bytes an entry (a move's is about 150): a batch holds hundreds,
+    // and growing the text by doubling was a tenth of the writer's time (`perf`).
+    let mut text = Vec::with_capacity(body.len() * 192);
+    serde_json::to_writer(&mut text, &body)?;
     let id: i64 = sqlx::query_scalar("INSERT INTO live_batches (body) VALUES ($1) RETURNING id")
-        .bind(serde_json::to_string(&body)?)
+        .bind(String::from_utf8(text)?)
         .fetch_one(&mut **tx)
         .await?;
     batches.written(id, body.iter().map(|e| e.0));
