@@ -51,13 +51,18 @@ async fn server_pings_measure_lag_and_pongs_give_server_time() {
     }
 }
 
-#[tokio::test]
-async fn a_silent_connection_is_closed() {
-    let server = TestServer::start_with(server::Config {
+/// A server that closes a connection silent for 300 ms.
+async fn idle_server() -> TestServer {
+    TestServer::start_with(server::Config {
         idle_timeout: Duration::from_millis(300),
         ..test_config()
     })
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn a_silent_connection_is_closed() {
+    let server = idle_server().await;
     let mut c = Client::new_player(&server, "Silent").await;
     assert_eq!(c.closed().await, Some(1008));
 }
@@ -68,11 +73,7 @@ async fn a_silent_connection_is_closed() {
 #[tokio::test]
 async fn a_client_silent_after_a_pipelined_hello_is_closed() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let server = TestServer::start_with(server::Config {
-        idle_timeout: Duration::from_millis(300),
-        ..test_config()
-    })
-    .await;
+    let server = idle_server().await;
     let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     let mut out =
         b"GET /ws HTTP/1.1\r\nHost: test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
