@@ -35,7 +35,7 @@ pub fn seat_peer(hub: &Arc<Rooms>, player: &Arc<PlayerRec>) -> Peer {
     let (tx, rx) = crate::outbox::channel(hub.config.outbound_queue.max(64));
     let peer = Peer {
         conn: hub.next_conn_id(),
-        tx,
+        tx: tx.into(),
         kill: Arc::new(Kill::default()),
         seated: Default::default(),
         reply: None,

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Path, Query, Request, State, WebSocketUpgrade};
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -210,17 +210,22 @@ async fn ws(
     State(hub): State<Arc<Hub>>,
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
     slot: Option<Extension<Arc<ConnSlot>>>,
-    upgrade: WebSocketUpgrade,
+    upgrade: connection::upgrade::Upgrade,
 ) -> Response {
     let config = &hub.config;
-    let upgrade = upgrade
-        .max_message_size(config.hard_max_message_bytes)
-        .max_frame_size(config.hard_max_message_bytes)
-        .read_buffer_size(config.ws_read_buffer)
-        .write_buffer_size(config.ws_write_buffer)
-        .max_write_buffer_size(
-            config.ws_write_buffer.max(1) * 4 + config.hard_max_message_bytes * 4,
-        );
+    // The websocket layer only reads (and writes its few control frames through the wire,
+    // see `wire`): its write buffer is for those.
+    let limits = connection::upgrade::Limits {
+        config: tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .max_message_size(Some(config.hard_max_message_bytes))
+            .max_frame_size(Some(config.hard_max_message_bytes))
+            .read_buffer_size(config.ws_read_buffer)
+            .write_buffer_size(config.ws_write_buffer)
+            .max_write_buffer_size(
+                config.ws_write_buffer.max(1) * 4 + config.hard_max_message_bytes * 4,
+            ),
+        waiting: config.outbound_queue.max(1),
+    };
     // The TCP connection's slot (counted since it was accepted) goes with the websocket.
     let (admission, guard) = match &slot {
         Some(Extension(slot)) => (slot.admission, slot.guard.lock().expect("slot lock").take()),
@@ -238,7 +243,7 @@ async fn ws(
             (admission, guard)
         }
     };
-    upgrade.on_upgrade(move |socket| async move {
+    upgrade.on_upgrade(limits, move |socket| async move {
         let refusal = match (admission, guard) {
             (Admission::Normal | Admission::Reserve, Some(guard)) => {
                 let reserve = admission == Admission::Reserve;

@@ -44,6 +44,7 @@ pub mod swiss;
 pub mod tenure;
 pub mod tournament_model;
 pub mod web;
+pub mod wire;
 
 use std::future::Future;
 use std::sync::Arc;

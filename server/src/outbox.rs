@@ -1,9 +1,9 @@
 //! A bounded queue with many senders and one receiver, for the queues there is one of per
-//! connection (its outbound frames: its games and its own answers in, its socket out) and
-//! per game (its commands).
+//! game (its commands) and per frame reader that is not a socket (an in-process bot seat,
+//! a proxy for another node's connection: see `peer::Outlet`).
 //!
 //! Why not tokio's `mpsc`: its channel allocates a block of 32 slots when it is made and
-//! keeps one or two for its life, 1–2 KB per connection and 2–5 KB per game (a command is
+//! keeps one or two for its life, 1–2 KB per queue of frames and 2–5 KB per game (a command is
 //! 72 bytes) whatever is queued; with tens of thousands of mostly idle connections that was
 //! a tenth of the server's memory. Here
 //! the queue holds what is queued (a `VecDeque` that grows with a burst and is given back

@@ -65,12 +65,70 @@ pub const CLOSE_SLOW: u16 = 1008;
 /// Close reason for a watcher (with no seat anywhere) that did not keep up with a game.
 pub const CLOSE_FELL_BEHIND: &str = "too slow: fell behind a watched game";
 
-/// The sending side of one connection: a bounded queue of ready-made text frames. Nobody
-/// ever waits on it: when it is full, the connection is cut off.
+/// Where a peer's frames go: a websocket's write side (written at once, see `wire`), or a
+/// queue its owner reads (an in-process bot seat, a proxy for another node's connection,
+/// tests).
+#[derive(Clone)]
+pub enum Outlet {
+    Wire(Arc<crate::wire::Wire>),
+    Queue(crate::outbox::Sender<Utf8Bytes>),
+}
+
+impl From<crate::outbox::Sender<Utf8Bytes>> for Outlet {
+    fn from(tx: crate::outbox::Sender<Utf8Bytes>) -> Outlet {
+        Outlet::Queue(tx)
+    }
+}
+
+/// Why a frame was not taken.
+enum Refusal {
+    Full,
+    Closed,
+}
+
+impl Outlet {
+    fn try_send(&self, text: Utf8Bytes) -> Result<(), Refusal> {
+        match self {
+            Outlet::Wire(wire) => wire.send(text).map_err(|e| match e {
+                crate::wire::Refused::Full => Refusal::Full,
+                crate::wire::Refused::Closed => Refusal::Closed,
+            }),
+            Outlet::Queue(tx) => tx.try_send(text).map_err(|e| match e {
+                crate::outbox::TrySendError::Full(_) => Refusal::Full,
+                crate::outbox::TrySendError::Closed(_) => Refusal::Closed,
+            }),
+        }
+    }
+
+    /// Frames waiting to be written or read.
+    fn waiting(&self) -> usize {
+        match self {
+            Outlet::Wire(wire) => wire.waiting(),
+            Outlet::Queue(tx) => tx.max_capacity() - tx.capacity(),
+        }
+    }
+
+    fn max_waiting(&self) -> usize {
+        match self {
+            Outlet::Wire(wire) => wire.max_waiting(),
+            Outlet::Queue(tx) => tx.max_capacity(),
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        match self {
+            Outlet::Wire(wire) => wire.is_closed(),
+            Outlet::Queue(tx) => tx.is_closed(),
+        }
+    }
+}
+
+/// The sending side of one connection: its frames are written at once or wait in a
+/// bounded queue. Nobody ever waits on it: when it is full, the connection is cut off.
 #[derive(Clone)]
 pub struct Peer {
     pub conn: u64,
-    pub tx: crate::outbox::Sender<Utf8Bytes>,
+    pub tx: Outlet,
     pub kill: Arc<Kill>,
     pub seated: Arc<Seated>,
     /// Set on a copy of the peer handed along with one client message: what its answers
@@ -149,14 +207,14 @@ impl Peer {
     pub fn send(&self, text: Utf8Bytes) -> bool {
         match self.tx.try_send(text) {
             Ok(()) => true,
-            Err(crate::outbox::TrySendError::Full(_)) => {
+            Err(Refusal::Full) => {
                 self.kill.kill(
                     CLOSE_SLOW,
                     "outbound queue full: the client stopped reading",
                 );
                 false
             }
-            Err(crate::outbox::TrySendError::Closed(_)) => false,
+            Err(Refusal::Closed) => false,
         }
     }
 
@@ -182,8 +240,8 @@ impl Peer {
         if self.is_gone() {
             return Delivery::Gone;
         }
-        let waiting = self.tx.max_capacity() - self.tx.capacity();
-        if waiting >= backlog.min(self.tx.max_capacity()) {
+        let waiting = self.tx.waiting();
+        if waiting >= backlog.min(self.tx.max_waiting()) {
             return Delivery::Behind;
         }
         if self.send(text) {
@@ -196,12 +254,10 @@ impl Peer {
     /// Frames this peer can still be sent without filling its queue; for a game it only
     /// watches (`watch_backlog` given), without passing that backlog.
     pub fn room(&self, watch_backlog: Option<usize>) -> usize {
-        let free = self.tx.capacity();
+        let waiting = self.tx.waiting();
+        let free = self.tx.max_waiting().saturating_sub(waiting);
         match watch_backlog {
-            Some(backlog) => {
-                let waiting = self.tx.max_capacity() - free;
-                free.min(backlog.saturating_sub(waiting))
-            }
+            Some(backlog) => free.min(backlog.saturating_sub(waiting)),
             None => free,
         }
     }
@@ -235,7 +291,7 @@ impl Peer {
         let (tx, rx) = crate::outbox::channel(cap);
         let peer = Peer {
             conn,
-            tx,
+            tx: tx.into(),
             kill: Default::default(),
             seated: Default::default(),
             reply: None,

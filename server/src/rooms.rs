@@ -214,7 +214,7 @@ impl Rooms {
         let (tx, _) = crate::outbox::channel(1);
         Peer {
             conn: self.next_conn_id(),
-            tx,
+            tx: tx.into(),
             kill: Default::default(),
             seated: Default::default(),
             reply: None,

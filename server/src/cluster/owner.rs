@@ -102,7 +102,7 @@ impl Cluster {
         );
         let peer = Peer {
             conn: self.rooms.next_conn_id(),
-            tx,
+            tx: tx.into(),
             kill: Default::default(),
             seated: Default::default(),
             reply: None,

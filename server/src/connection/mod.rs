@@ -1,14 +1,15 @@
 //! One websocket connection, one task: reads and checks client messages, routes them,
-//! and writes the connection's bounded outbound queue to the socket (`socket`).
+//! and writes out what waits on the connection's wire (`socket`; frames are written by
+//! whoever sends them, see `wire`).
 
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use protocol::wire::{ClientMessage, GameId, ServerMessage};
 use tokio::time::{Duration, Instant};
+use tokio_tungstenite::tungstenite::Message;
 
 use crate::clock::unix_ms;
 use crate::codec::{encode, encode_reply, Reply};
@@ -21,6 +22,7 @@ use crate::rooms::GameCmd;
 mod handle;
 mod hello;
 mod socket;
+pub mod upgrade;
 
 use socket::{Event, Socket};
 mod remote_lobby;
@@ -80,18 +82,17 @@ impl Violation {
 }
 
 /// Refuses a connection over the per-address limit with a clear error, then closes it.
-pub async fn refuse(mut socket: WebSocket, code: &'static str, message: &'static str) {
-    let text = encode(&ServerMessage::error(code, message));
-    let _ = tokio::time::timeout(Duration::from_secs(2), async {
-        socket.send(Message::Text(text)).await?;
-        socket
-            .send(Message::Close(Some(CloseFrame {
-                code: CLOSE_POLICY,
-                reason: Utf8Bytes::from_static(message),
-            })))
-            .await
-    })
-    .await;
+pub async fn refuse(socket: upgrade::Socket, code: &'static str, message: &'static str) {
+    let wire = socket.wire;
+    let _ = wire.send(encode(&ServerMessage::error(code, message)));
+    if wire.close_frame(Some((CLOSE_POLICY, message))).is_ok() {
+        let _ = tokio::time::timeout(
+            Duration::from_secs(2),
+            std::future::poll_fn(|cx| wire.poll_write_out(cx)),
+        )
+        .await;
+    }
+    wire.shut();
 }
 
 struct Conn {
@@ -121,18 +122,17 @@ struct Conn {
 /// holds the connection and its socket once, not also the arguments they were made from
 /// (an `async fn` keeps room for its arguments for its whole life).
 pub fn serve(
-    socket: WebSocket,
+    socket: upgrade::Socket,
     hub: Arc<Hub>,
     guard: IpGuard,
     addr: SocketAddr,
     reserve: bool,
 ) -> impl std::future::Future<Output = ()> + Send {
     let config = &hub.config;
-    let (tx, rx) = crate::outbox::channel(config.outbound_queue.max(1));
     let kill = Arc::new(Kill::default());
     let peer = Peer {
         conn: hub.next_conn_id(),
-        tx,
+        tx: crate::peer::Outlet::Wire(socket.wire.clone()),
         kill: kill.clone(),
         seated: Default::default(),
         reply: None,
@@ -140,7 +140,6 @@ pub fn serve(
     let pinger = Arc::new(Pinger::default());
     let mut socket = Socket::new(
         socket,
-        rx,
         pinger.clone(),
         kill.clone(),
         hub.stop_conns.clone(),
@@ -256,8 +255,7 @@ impl Conn {
                         return;
                     }
                     Message::Close(_) => {
-                        // The websocket layer queued the echo of the client's close
-                        // frame; closing the socket sends it.
+                        // Closing the socket echoes the client's close frame.
                         kill.kill(CLOSE_ECHO, "");
                         return;
                     }
@@ -275,6 +273,8 @@ impl Conn {
                         let verdict = self.count_message();
                         self.rate_verdict(verdict);
                     }
+                    // Only ever made for writing, never read.
+                    Message::Frame(_) => {}
                 },
             }
         }

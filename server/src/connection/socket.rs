@@ -1,5 +1,5 @@
 //! The socket side of a connection, driven by the connection's own task: one task per
-//! connection reads the client's frames, writes its bounded outbound queue, pings, and
+//! connection reads the client's frames, writes out what waits on its wire, pings, and
 //! watches for the kill signal, shutdown and idleness, all in one poll.
 //!
 //! Why not a reader task and a writer task: two tasks per socket cost two futures and a
@@ -10,26 +10,25 @@
 //! with until it fires, so polling it again before its instant only registers the same
 //! waker again (that was about 2% of the server's CPU under load, `perf`).
 //!
-//! Writing never holds up reading for long: at most [`WRITE_BATCH`] queued frames are
-//! written per turn, then the socket's read side is polled; a write the kernel is not
-//! ready for waits for the socket's write readiness, not in line.
+//! Frames to the client do not pass through this task: whoever sends one writes it on the
+//! wire (`wire`); the task only writes out what the socket did not take at once, when the
+//! socket becomes writable.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
-use futures::{Sink, SinkExt, Stream};
+use futures::Stream;
 use tokio::time::{Duration, Instant, Sleep};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
 
 use crate::peer::{CloseReason, Kill, Seated};
 use crate::ping::Pinger;
+use crate::wire::{Duplex, Wire};
 
 use super::{Violation, CLOSE_ECHO};
-
-/// Most frames written before the read side is polled again (and before one flush).
-pub const WRITE_BATCH: usize = 32;
 
 /// What woke the connection.
 pub enum Event {
@@ -52,12 +51,10 @@ pub enum Event {
 type Waiting<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 pub struct Socket {
-    ws: WebSocket,
-    rx: crate::outbox::Receiver<Utf8Bytes>,
-    /// Frames were written since the last flush.
-    unflushed: bool,
-    /// A ping is due but the socket was not ready for it.
-    ping_due: bool,
+    ws: WebSocketStream<Duplex>,
+    wire: Arc<Wire>,
+    /// The client's close frame (code and reason), echoed when the connection closes.
+    echo: Option<(u16, String)>,
     /// The next ping's instant; after a late one, a whole interval from then.
     ping: Pin<Box<Sleep>>,
     ping_every: Duration,
@@ -108,8 +105,7 @@ pub struct Settings {
 
 impl Socket {
     pub fn new(
-        ws: WebSocket,
-        rx: crate::outbox::Receiver<Utf8Bytes>,
+        socket: super::upgrade::Socket,
         pinger: Arc<Pinger>,
         kill: Arc<Kill>,
         shutdown: crate::stop::Stop,
@@ -120,10 +116,9 @@ impl Socket {
         let first = now + settings.first_ping.unwrap_or(settings.ping_every);
         let unseated_every = unseated_ticks(settings.ping_every, settings.idle_timeout);
         Socket {
-            ws,
-            rx,
-            unflushed: false,
-            ping_due: false,
+            ws: socket.ws,
+            wire: socket.wire,
+            echo: None,
             ping: Box::pin(tokio::time::sleep_until(first)),
             // Zero would ping in a loop.
             ping_every: settings.ping_every.max(Duration::from_millis(1)),
@@ -185,13 +180,17 @@ impl Socket {
             while self.ping.as_mut().poll(cx).is_ready() {
                 self.ticks += 1;
                 if self.ticks >= self.unseated_every || self.seated.any() {
-                    self.ping_due = true;
+                    self.ticks = 0;
+                    let payload = self.pinger.next();
+                    if self.wire.ping(payload.to_vec().into()).is_err() {
+                        return Poll::Ready(Event::WriteFailed);
+                    }
                 }
                 let next = Instant::now() + self.ping_every;
                 self.ping.as_mut().reset(next);
             }
         }
-        if self.poll_write(cx).is_err() {
+        if let Poll::Ready(Err(())) = self.wire.poll_write_out(cx) {
             return Poll::Ready(Event::WriteFailed);
         }
         match Pin::new(&mut self.ws).poll_next(cx) {
@@ -206,6 +205,11 @@ impl Socket {
             Poll::Ready(Some(Ok(msg))) => {
                 let now = Instant::now();
                 self.last_heard = now;
+                if let Message::Close(frame) = &msg {
+                    self.echo = frame
+                        .as_ref()
+                        .map(|f| (f.code.into(), f.reason.to_string()));
+                }
                 return Poll::Ready(Event::Frame(msg, now));
             }
             Poll::Pending => {}
@@ -225,76 +229,28 @@ impl Socket {
         Poll::Pending
     }
 
-    /// Writes what is queued (a batch at most) and a due ping, and flushes. `Err`: the
-    /// socket failed.
-    fn poll_write(&mut self, cx: &mut Context<'_>) -> Result<(), ()> {
-        let mut ws = Pin::new(&mut self.ws);
-        let mut written = 0;
-        loop {
-            match ws.as_mut().poll_ready(cx) {
-                Poll::Ready(Ok(())) => {}
-                Poll::Ready(Err(_)) => return Err(()),
-                // Woken when the socket can take more.
-                Poll::Pending => break,
+    /// Closes the socket for `reason`: what waits on the wire (say, the error telling why)
+    /// goes first if the client reads at all, then the close frame; a second at most. Then
+    /// the socket's write side is shut, whoever still holds the wire.
+    pub async fn close(self, reason: CloseReason) {
+        let queued = if reason.code == CLOSE_ECHO {
+            // The client closed: its close frame is echoed (RFC 6455, 5.5.1).
+            match &self.echo {
+                Some((code, text)) => self.wire.close_frame(Some((*code, text))),
+                None => self.wire.close_frame(None),
             }
-            if self.ping_due {
-                self.ping_due = false;
-                self.ticks = 0;
-                let payload = self.pinger.next();
-                ws.as_mut()
-                    .start_send(Message::Ping(payload.to_vec().into()))
-                    .map_err(drop)?;
-                self.unflushed = true;
-                continue;
-            }
-            if written == WRITE_BATCH {
-                // More may be queued: come back after the read side had its turn.
-                cx.waker().wake_by_ref();
-                break;
-            }
-            match self.rx.poll_recv(cx) {
-                Poll::Ready(Some(text)) => {
-                    ws.as_mut().start_send(Message::Text(text)).map_err(drop)?;
-                    self.unflushed = true;
-                    written += 1;
-                }
-                // Every sender gone: nothing more will come (the connection itself holds
-                // one while it runs, so this is the end).
-                Poll::Ready(None) | Poll::Pending => break,
-            }
+        } else {
+            self.wire.close_frame(Some((reason.code, reason.reason)))
+        };
+        if queued.is_ok() {
+            let wire = &self.wire;
+            let _ = tokio::time::timeout(
+                Duration::from_secs(1),
+                std::future::poll_fn(|cx| wire.poll_write_out(cx)),
+            )
+            .await;
         }
-        if self.unflushed {
-            match ws.as_mut().poll_flush(cx) {
-                Poll::Ready(Ok(())) => self.unflushed = false,
-                Poll::Ready(Err(_)) => return Err(()),
-                Poll::Pending => {}
-            }
-        }
-        Ok(())
-    }
-
-    /// Closes the socket for `reason`: what was queued before (say, the error telling
-    /// why) goes first if the client reads at all, then the close frame; a second at most.
-    pub async fn close(mut self, reason: CloseReason) {
-        if reason.code == CLOSE_ECHO {
-            // The client closed: flushing sends the echo the websocket layer queued
-            // (nothing else may be sent after a close).
-            let _ = tokio::time::timeout(Duration::from_secs(1), self.ws.close()).await;
-            return;
-        }
-        let frame = Message::Close(Some(CloseFrame {
-            code: reason.code,
-            reason: Utf8Bytes::from_static(reason.reason),
-        }));
-        let ws = &mut self.ws;
-        let rx = &mut self.rx;
-        let _ = tokio::time::timeout(Duration::from_secs(1), async {
-            while let Ok(text) = rx.try_recv() {
-                ws.feed(Message::Text(text)).await?;
-            }
-            ws.send(frame).await
-        })
-        .await;
+        self.wire.shut();
     }
 }
 

@@ -191,11 +191,10 @@ impl GameTask {
     /// it from one publication for them all (`seq`: a numbered event's, by which their
     /// nodes keep each client's order exact).
     ///
-    /// The player to move is handed it last, on purpose: tokio runs the task woken last
-    /// by a task first (its "LIFO slot"), before those queued, so his connection writes
-    /// it right after this task yields. After a move that is the opponent, whose turn (and
-    /// the neutral timer) started at the move's instant; the watchers, then the mover's
-    /// own echo, wait their turn in the queue.
+    /// The player to move gets it first: this task writes it on his socket itself (see
+    /// `wire`), so the order here is the order of the writes. After a move that is the
+    /// opponent, whose turn (and the neutral timer) started at the move's instant; then
+    /// the mover's own echo, then the watchers.
     pub(super) fn fan_out(&mut self, text: &Utf8Bytes, seq: Option<Seq>) {
         if let Some(relay) = self.rooms.relay.get() {
             if self.publish_all || self.subs.iter().any(|s| s.remote) {
@@ -206,7 +205,7 @@ impl GameTask {
         let mut gone = Vec::new();
         let mut behind = Vec::new();
         let to_move = self.room.game().turn();
-        for pass in [Pass::Watchers, Pass::Waiting, Pass::ToMove] {
+        for pass in [Pass::ToMove, Pass::Waiting, Pass::Watchers] {
             self.subs.retain(|s| {
                 let of = match s.seat {
                     None => Pass::Watchers,
@@ -269,8 +268,8 @@ impl GameTask {
 /// The order in which [`GameTask::fan_out`] hands a frame on.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Pass {
-    Watchers,
+    ToMove,
     /// The seat not to move.
     Waiting,
-    ToMove,
+    Watchers,
 }

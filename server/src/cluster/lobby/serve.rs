@@ -68,7 +68,7 @@ impl ClusterLobby {
         let (tx, rx) = crate::outbox::channel(rooms.config.outbound_queue);
         let peer = Peer {
             conn: rooms.next_conn_id(),
-            tx,
+            tx: tx.into(),
             kill: Default::default(),
             seated: Default::default(),
             reply: None,

@@ -1,0 +1,270 @@
+use std::sync::{Arc, Mutex};
+use std::task::Waker;
+
+use super::*;
+
+/// A socket that takes `budget` bytes and then nothing until given more.
+#[derive(Clone, Default)]
+struct Fake(Arc<Mutex<FakeState>>);
+
+#[derive(Default)]
+struct FakeState {
+    bytes: Vec<u8>,
+    budget: usize,
+    fail: bool,
+    writes: usize,
+    waker: Option<Waker>,
+}
+
+impl Fake {
+    fn taking(budget: usize) -> Fake {
+        let fake = Fake::default();
+        fake.0.lock().unwrap().budget = budget;
+        fake
+    }
+
+    fn give(&self, more: usize) {
+        let mut s = self.0.lock().unwrap();
+        s.budget += more;
+        if let Some(w) = s.waker.take() {
+            w.wake();
+        }
+    }
+
+    fn write(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let mut s = self.0.lock().unwrap();
+        if s.fail {
+            return Err(io::ErrorKind::ConnectionReset.into());
+        }
+        if s.budget == 0 {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        s.writes += 1;
+        let mut n = 0;
+        for buf in bufs {
+            let take = buf.len().min(s.budget);
+            s.bytes.extend_from_slice(&buf[..take]);
+            s.budget -= take;
+            n += take;
+        }
+        Ok(n)
+    }
+
+    /// The frames written, as (opcode, payload).
+    fn frames(&self) -> Vec<(u8, Vec<u8>)> {
+        let s = self.0.lock().unwrap();
+        let mut out = Vec::new();
+        let mut b = &s.bytes[..];
+        while !b.is_empty() {
+            assert_eq!(b[0] & 0xf0, 0x80, "FIN set, no extension bits");
+            assert_eq!(b[1] & 0x80, 0, "a server's frames are not masked");
+            let (len, at) = match b[1] & 0x7f {
+                126 => (u16::from_be_bytes([b[2], b[3]]) as usize, 4),
+                127 => (
+                    u64::from_be_bytes(b[2..10].try_into().unwrap()) as usize,
+                    10,
+                ),
+                n => (n as usize, 2),
+            };
+            out.push((b[0] & 0x0f, b[at..at + len].to_vec()));
+            b = &b[at + len..];
+        }
+        out
+    }
+}
+
+impl Sink for Fake {
+    fn try_write(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        self.write(bufs)
+    }
+
+    fn poll_write(
+        &mut self,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.write(bufs) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.0.lock().unwrap().waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            other => Poll::Ready(other),
+        }
+    }
+}
+
+fn text(s: &str) -> Utf8Bytes {
+    Utf8Bytes::from(s.to_string())
+}
+
+fn write_out(wire: &Wire) -> Poll<Result<(), ()>> {
+    wire.poll_write_out(&mut Context::from_waker(Waker::noop()))
+}
+
+#[test]
+fn a_frame_the_socket_takes_is_written_at_once_in_one_write() {
+    let fake = Fake::taking(1 << 20);
+    let wire = Wire::new(fake.clone(), 4);
+    wire.send(text("{\"t\":\"event\"}")).unwrap();
+    assert_eq!(wire.waiting(), 0);
+    assert_eq!(fake.0.lock().unwrap().writes, 1);
+    assert_eq!(fake.frames(), vec![(0x1, b"{\"t\":\"event\"}".to_vec())]);
+}
+
+#[test]
+fn every_payload_length_gets_the_header_of_its_size() {
+    let fake = Fake::taking(1 << 20);
+    let wire = Wire::new(fake.clone(), 4);
+    let lens = [0, 1, 125, 126, 127, 65_535, 65_536, 70_000];
+    for len in lens {
+        wire.send(text(&"x".repeat(len))).unwrap();
+    }
+    let frames = fake.frames();
+    let got: Vec<usize> = frames.iter().map(|(_, p)| p.len()).collect();
+    assert_eq!(got, lens);
+    // The shortest header that holds the length (RFC 6455, 5.2).
+    let bytes = fake.0.lock().unwrap().bytes.clone();
+    assert_eq!(bytes[1], 0);
+    assert_eq!(&bytes[2..4], &[0x81, 1]);
+}
+
+#[test]
+fn what_the_socket_does_not_take_waits_and_later_frames_wait_behind_it() {
+    let fake = Fake::taking(5);
+    let wire = Wire::new(fake.clone(), 8);
+    wire.send(text("first frame")).unwrap();
+    assert_eq!(wire.waiting(), 1, "the first frame's rest waits");
+    wire.send(text("second")).unwrap();
+    wire.ping(Bytes::from_static(b"p1")).unwrap();
+    assert_eq!(wire.waiting(), 3, "nothing jumps the queue");
+    assert_eq!(
+        fake.0.lock().unwrap().writes,
+        1,
+        "no write while frames wait"
+    );
+    assert!(write_out(&wire).is_pending());
+    fake.give(7);
+    assert!(write_out(&wire).is_pending());
+    fake.give(1 << 10);
+    assert_eq!(write_out(&wire), Poll::Ready(Ok(())));
+    assert_eq!(wire.waiting(), 0);
+    assert_eq!(
+        fake.frames(),
+        vec![
+            (0x1, b"first frame".to_vec()),
+            (0x1, b"second".to_vec()),
+            (0x9, b"p1".to_vec()),
+        ]
+    );
+    // Nothing waits: the next frame goes straight out again.
+    wire.send(text("third")).unwrap();
+    assert_eq!(wire.waiting(), 0);
+    assert_eq!(fake.frames().last().unwrap().1, b"third");
+}
+
+#[test]
+fn a_full_queue_refuses_every_frame_but_the_close() {
+    let fake = Fake::taking(0);
+    let wire = Wire::new(fake.clone(), 2);
+    wire.send(text("a")).unwrap();
+    wire.ping(Bytes::from_static(b"p")).unwrap();
+    assert_eq!(wire.send(text("c")), Err(Refused::Full));
+    assert_eq!(wire.ping(Bytes::from_static(b"q")), Err(Refused::Full));
+    // A pong of the websocket layer's, for a client that pings and does not read.
+    assert_eq!(wire.raw(Bytes::from_static(&[0x8a, 0])), Err(Refused::Full));
+    assert_eq!(wire.waiting(), 2, "a refused frame changes nothing");
+    wire.close_frame(Some((1008, "slow"))).unwrap();
+    assert_eq!(wire.waiting(), 3);
+    fake.give(1 << 10);
+    assert_eq!(write_out(&wire), Poll::Ready(Ok(())));
+    let ops: Vec<u8> = fake.frames().iter().map(|f| f.0).collect();
+    assert_eq!(ops, [0x1, 0x9, 0x8]);
+}
+
+#[test]
+fn nothing_is_sent_after_the_close_frame() {
+    let fake = Fake::taking(1 << 10);
+    let wire = Wire::new(fake.clone(), 4);
+    wire.send(text("bye soon")).unwrap();
+    wire.close_frame(Some((1008, "too slow"))).unwrap();
+    assert!(wire.is_closed());
+    assert_eq!(wire.send(text("late")), Err(Refused::Closed));
+    assert_eq!(wire.ping(Bytes::new()), Err(Refused::Closed));
+    let frames = fake.frames();
+    assert_eq!(frames.len(), 2);
+    assert_eq!(frames[1].0, 0x8);
+    assert_eq!(&frames[1].1[..2], &1008u16.to_be_bytes());
+    assert_eq!(&frames[1].1[2..], b"too slow");
+}
+
+#[test]
+fn a_close_reason_is_cut_to_what_a_control_frame_holds() {
+    let fake = Fake::taking(1 << 10);
+    let wire = Wire::new(fake.clone(), 4);
+    let long = "é".repeat(100);
+    wire.close_frame(Some((1000, &long))).unwrap();
+    let payload = &fake.frames()[0].1;
+    assert!(payload.len() <= 125);
+    assert!(
+        std::str::from_utf8(&payload[2..]).is_ok(),
+        "cut on a character"
+    );
+}
+
+#[test]
+fn a_failed_write_closes_the_wire_and_tells_the_connection() {
+    let fake = Fake::taking(1 << 10);
+    fake.0.lock().unwrap().fail = true;
+    let wire = Wire::new(fake.clone(), 4);
+    assert_eq!(wire.send(text("x")), Err(Refused::Closed));
+    assert!(wire.is_closed());
+    assert_eq!(write_out(&wire), Poll::Ready(Err(())));
+}
+
+#[test]
+fn a_shut_wire_drops_its_socket_and_takes_nothing() {
+    let fake = Fake::taking(0);
+    let wire = Wire::new(fake.clone(), 4);
+    wire.send(text("x")).unwrap();
+    wire.shut();
+    assert!(wire.is_closed());
+    assert_eq!(wire.waiting(), 0);
+    assert_eq!(wire.send(text("y")), Err(Refused::Closed));
+    assert_eq!(Arc::strong_count(&fake.0), 1, "the sink was dropped");
+}
+
+#[test]
+fn the_connection_is_woken_when_a_frame_starts_waiting() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    struct Count(AtomicUsize);
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let count = Arc::new(Count(AtomicUsize::new(0)));
+    let waker = Waker::from(count.clone());
+    let fake = Fake::taking(0);
+    let wire = Wire::new(fake.clone(), 4);
+    assert_eq!(
+        wire.poll_write_out(&mut Context::from_waker(&waker)),
+        Poll::Ready(Ok(()))
+    );
+    wire.send(text("x")).unwrap();
+    assert_eq!(count.0.load(Ordering::SeqCst), 1, "woken: a frame waits");
+    assert!(wire
+        .poll_write_out(&mut Context::from_waker(&waker))
+        .is_pending());
+    wire.send(text("y")).unwrap();
+    assert_eq!(
+        count.0.load(Ordering::SeqCst),
+        1,
+        "already waiting for the socket"
+    );
+    fake.give(1 << 10);
+    assert_eq!(count.0.load(Ordering::SeqCst), 2, "the socket woke it");
+    assert_eq!(
+        wire.poll_write_out(&mut Context::from_waker(&waker)),
+        Poll::Ready(Ok(()))
+    );
+}
