@@ -164,3 +164,97 @@ impl Upgrade {
             .expect("a valid response")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::Request;
+
+    /// A good handshake, with `header` changed to `value` (`None`: left out).
+    fn handshake_with(
+        header: Option<(header::HeaderName, Option<&str>)>,
+    ) -> axum::http::request::Builder {
+        let mut req = Request::builder().uri("/ws");
+        for (name, value) in [
+            (header::CONNECTION, "keep-alive, Upgrade"),
+            (header::UPGRADE, "websocket"),
+            (header::SEC_WEBSOCKET_KEY, "dGhlIHNhbXBsZSBub25jZQ=="),
+            (header::SEC_WEBSOCKET_VERSION, "13"),
+        ] {
+            match &header {
+                Some((changed, Some(v))) if *changed == name => req = req.header(name, *v),
+                Some((changed, None)) if *changed == name => {}
+                _ => req = req.header(name, value),
+            }
+        }
+        req
+    }
+
+    fn handshake() -> axum::http::request::Builder {
+        handshake_with(None)
+    }
+
+    async fn check(req: axum::http::request::Builder) -> Result<Upgrade, (StatusCode, String)> {
+        let (mut parts, ()) = req.body(()).unwrap().into_parts();
+        Upgrade::from_request_parts(&mut parts, &())
+            .await
+            .map_err(|e| {
+                let NotWebsocket(status, code, message) = e;
+                (status, format!("{code}: {message}"))
+            })
+    }
+
+    #[tokio::test]
+    async fn each_broken_handshake_is_refused_with_its_own_reason() {
+        let changed = |name, value| handshake_with(Some((name, value)));
+        let cases = [
+            (
+                handshake().method(Method::POST),
+                StatusCode::METHOD_NOT_ALLOWED,
+                "a GET",
+            ),
+            (
+                changed(header::CONNECTION, Some("close")),
+                StatusCode::BAD_REQUEST,
+                "Connection",
+            ),
+            (
+                changed(header::UPGRADE, Some("h2c")),
+                StatusCode::BAD_REQUEST,
+                "Upgrade",
+            ),
+            (
+                changed(header::SEC_WEBSOCKET_KEY, None),
+                StatusCode::BAD_REQUEST,
+                "Sec-WebSocket-Key",
+            ),
+            (
+                changed(header::SEC_WEBSOCKET_VERSION, Some("8")),
+                StatusCode::BAD_REQUEST,
+                "Sec-WebSocket-Version",
+            ),
+        ];
+        for (req, status, says) in cases {
+            let (got, message) = check(req).await.err().expect("refused");
+            assert_eq!(got, status, "{message}");
+            assert!(message.starts_with("not_websocket: "), "{message}");
+            assert!(message.contains(says), "{message}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_good_handshake_on_a_connection_that_cannot_switch_is_426() {
+        // A request built here has no HTTP connection behind it to upgrade.
+        let (got, message) = check(handshake()).await.err().expect("refused");
+        assert_eq!(got, StatusCode::UPGRADE_REQUIRED, "{message}");
+    }
+
+    #[test]
+    fn the_accept_key_is_rfc_6455s() {
+        // The example of RFC 6455, 1.3.
+        assert_eq!(
+            derive_accept_key(b"dGhlIHNhbXBsZSBub25jZQ=="),
+            "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+        );
+    }
+}
