@@ -86,7 +86,28 @@ enum Refusal {
     Closed,
 }
 
+/// Watchers a game (or a node's fan of another node's game) writes its frames to itself;
+/// past them, a crowd's frames are handed to each watcher's own connection task to write
+/// (see `wire`). Writing is a system call a frame (about 10 us); a game with thousands of
+/// watchers would otherwise hold its next command that long, on one core, while the
+/// connections' tasks spread the writes over every core. Seats are always written at once.
+pub const DIRECT_WATCHERS: usize = 16;
+
 impl Outlet {
+    /// `now`: written here if the socket takes it (see [`crate::wire::Wire::send`]);
+    /// otherwise handed to the connection's task.
+    fn try_send_now(&self, text: Utf8Bytes, now: bool) -> Result<(), Refusal> {
+        let sent = match self {
+            Outlet::Wire(wire) if now => wire.send(text),
+            Outlet::Wire(wire) => wire.send_later(text),
+            Outlet::Queue(_) => return self.try_send(text),
+        };
+        sent.map_err(|e| match e {
+            crate::wire::Refused::Full => Refusal::Full,
+            crate::wire::Refused::Closed => Refusal::Closed,
+        })
+    }
+
     fn try_send(&self, text: Utf8Bytes) -> Result<(), Refusal> {
         match self {
             Outlet::Wire(wire) => wire.send(text).map_err(|e| match e {
@@ -203,9 +224,14 @@ impl Seated {
 }
 
 impl Peer {
-    /// Queues a frame; false if the connection is gone or was cut off for not reading.
+    /// Sends a frame; false if the connection is gone or was cut off for not reading.
     pub fn send(&self, text: Utf8Bytes) -> bool {
-        match self.tx.try_send(text) {
+        self.send_now(text, true)
+    }
+
+    /// `now`: see [`Outlet::try_send_now`].
+    fn send_now(&self, text: Utf8Bytes, now: bool) -> bool {
+        match self.tx.try_send_now(text, now) {
             Ok(()) => true,
             Err(Refusal::Full) => {
                 self.kill.kill(
@@ -233,10 +259,12 @@ impl Peer {
         }
     }
 
-    /// Queues a frame of a game this connection watches, unless `backlog` frames already
+    /// Sends a frame of a game this connection watches, unless `backlog` frames already
     /// wait: the rest of the queue is kept for the connection's own traffic (its seats,
-    /// its answers), so that other people's games can never fill it.
-    pub fn send_watched(&self, text: Utf8Bytes, backlog: usize) -> Delivery {
+    /// its answers), so that other people's games can never fill it. `crowd`: the game
+    /// has more than [`DIRECT_WATCHERS`] watchers here, and the frame is left to the
+    /// connection's task to write.
+    pub fn send_watched(&self, text: Utf8Bytes, backlog: usize, crowd: bool) -> Delivery {
         if self.is_gone() {
             return Delivery::Gone;
         }
@@ -244,7 +272,7 @@ impl Peer {
         if waiting >= backlog.min(self.tx.max_waiting()) {
             return Delivery::Behind;
         }
-        if self.send(text) {
+        if self.send_now(text, !crowd) {
             Delivery::Sent
         } else {
             Delivery::Gone

@@ -189,12 +189,23 @@ impl Wire {
     /// Sends a text frame: written now if nothing waits and the socket takes it,
     /// otherwise queued behind what waits.
     pub fn send(&self, text: Utf8Bytes) -> Result<(), Refused> {
-        self.push(Frame::new(TEXT, Payload::Text(text)), Kind::Counted)
+        self.push(Frame::new(TEXT, Payload::Text(text)), Kind::Counted, true)
+    }
+
+    /// Queues a text frame for the connection's task to write (it is woken), without
+    /// writing it here: for a sender with many sockets to serve (a game's crowd of
+    /// watchers), whose writes are then spread over the connections' tasks.
+    pub fn send_later(&self, text: Utf8Bytes) -> Result<(), Refused> {
+        self.push(Frame::new(TEXT, Payload::Text(text)), Kind::Counted, false)
     }
 
     /// Sends a ping with `payload`.
     pub fn ping(&self, payload: Bytes) -> Result<(), Refused> {
-        self.push(Frame::new(PING, Payload::Bytes(payload)), Kind::Counted)
+        self.push(
+            Frame::new(PING, Payload::Bytes(payload)),
+            Kind::Counted,
+            true,
+        )
     }
 
     /// Bytes of ready-made frames (the websocket layer's pong or close echo).
@@ -204,7 +215,7 @@ impl Wire {
             header_len: 0,
             payload: Payload::Bytes(bytes),
         };
-        self.push(frame, Kind::Counted)
+        self.push(frame, Kind::Counted, true)
     }
 
     /// Sends the close frame (`code` and `reason`; `None`: no status); nothing is sent
@@ -221,10 +232,11 @@ impl Wire {
             payload.extend_from_slice(&reason.as_bytes()[..end]);
         }
         let frame = Frame::new(CLOSE, Payload::Bytes(payload.into()));
-        self.push(frame, Kind::Close)
+        self.push(frame, Kind::Close, true)
     }
 
-    fn push(&self, frame: Frame, kind: Kind) -> Result<(), Refused> {
+    /// `now`: the frame is written here if nothing waits before it.
+    fn push(&self, frame: Frame, kind: Kind, now: bool) -> Result<(), Refused> {
         let mut state = self.lock();
         let state = &mut *state;
         if state.closing || state.failed {
@@ -235,7 +247,7 @@ impl Wire {
             return Err(Refused::Closed);
         };
         let mut from = 0;
-        if state.waiting.is_empty() {
+        if now && state.waiting.is_empty() {
             let header = &frame.header[..frame.header_len as usize];
             let slices = [IoSlice::new(header), IoSlice::new(frame.payload())];
             match sink.try_write(&slices) {

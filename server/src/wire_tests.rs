@@ -268,3 +268,39 @@ fn the_connection_is_woken_when_a_frame_starts_waiting() {
         Poll::Ready(Ok(()))
     );
 }
+
+#[test]
+fn a_frame_sent_later_is_left_to_the_connection_and_keeps_its_place() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    struct Count(AtomicUsize);
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let count = Arc::new(Count(AtomicUsize::new(0)));
+    let waker = Waker::from(count.clone());
+    let fake = Fake::taking(1 << 20);
+    let wire = Wire::new(fake.clone(), 4);
+    assert!(wire
+        .poll_write_out(&mut Context::from_waker(&waker))
+        .is_ready());
+    wire.send_later(text("for a crowd")).unwrap();
+    assert_eq!(
+        fake.0.lock().unwrap().writes,
+        0,
+        "not written by the sender"
+    );
+    assert_eq!(wire.waiting(), 1);
+    assert_eq!(count.0.load(Ordering::SeqCst), 1, "the connection is woken");
+    // A frame sent at once meanwhile waits behind it.
+    wire.send(text("a seat's")).unwrap();
+    assert_eq!(wire.waiting(), 2);
+    assert_eq!(
+        wire.poll_write_out(&mut Context::from_waker(&waker)),
+        Poll::Ready(Ok(()))
+    );
+    assert_eq!(fake.0.lock().unwrap().writes, 1, "both in one writev");
+    let payloads: Vec<Vec<u8>> = fake.frames().into_iter().map(|f| f.1).collect();
+    assert_eq!(payloads, [b"for a crowd".to_vec(), b"a seat's".to_vec()]);
+}

@@ -157,22 +157,30 @@ enum Effect {
 }
 
 impl FanClient {
-    fn deliver(&self, text: &Utf8Bytes, backlog: usize) -> Delivery {
+    /// `crowd`: the fan has more than [`crate::peer::DIRECT_WATCHERS`] clients, whose
+    /// watchers' frames are left to their connections' tasks to write.
+    fn deliver(&self, text: &Utf8Bytes, backlog: usize, crowd: bool) -> Delivery {
         if self.seat {
             match self.peer.send(text.clone()) {
                 true => Delivery::Sent,
                 false => Delivery::Gone,
             }
         } else {
-            self.peer.send_watched(text.clone(), backlog)
+            self.peer.send_watched(text.clone(), backlog, crowd)
         }
     }
 }
 
 impl FanState {
+    /// More clients than a fan writes to itself (see [`FanClient::deliver`]).
+    fn crowd(&self) -> bool {
+        self.clients.len() > crate::peer::DIRECT_WATCHERS
+    }
+
     /// Gives `conn` the kept events that follow the one it is at, in order. False: it is
     /// gone or behind (`effects` says which) and was removed.
     fn advance(&mut self, conn: u64, backlog: usize, effects: &mut Vec<Effect>) -> bool {
+        let crowd = self.crowd();
         let Some(c) = self.clients.get_mut(&conn) else {
             return false;
         };
@@ -182,7 +190,7 @@ impl FanState {
                 let Some(ev) = self.recent.get(&(b + 1)) else {
                     break;
                 };
-                match c.deliver(ev, backlog) {
+                match c.deliver(ev, backlog, crowd) {
                     Delivery::Sent => c.before = Some(b + 1),
                     delivery => {
                         self.drop_client(conn, delivery, effects);
@@ -196,7 +204,7 @@ impl FanState {
             }
             let held = c.held.take().expect("held");
             c.before = None;
-            match c.deliver(&held.text, backlog) {
+            match c.deliver(&held.text, backlog, crowd) {
                 Delivery::Sent => c.at = Some(seq),
                 delivery => {
                     self.drop_client(conn, delivery, effects);
@@ -205,7 +213,7 @@ impl FanState {
             }
         }
         while let Some(next) = c.at.and_then(|a| self.recent.get(&(a + 1))) {
-            match c.deliver(next, backlog) {
+            match c.deliver(next, backlog, crowd) {
                 Delivery::Sent => c.at = c.at.map(|a| a + 1),
                 delivery => {
                     self.drop_client(conn, delivery, effects);
@@ -263,13 +271,14 @@ impl GameFan {
         if loss_every > 0 && st.received.is_multiple_of(loss_every) {
             return effects;
         }
-        // The seats last, as on the owner (`GameTask::fan_out`): the task woken last runs
-        // first, and a player's turn is on the clock.
-        let mut conns: Vec<(bool, u64)> = st.clients.iter().map(|(k, c)| (c.seat, *k)).collect();
+        // The seats first, as on the owner (`GameTask::fan_out`): a player's turn is on the
+        // clock.
+        let mut conns: Vec<(bool, u64)> = st.clients.iter().map(|(k, c)| (!c.seat, *k)).collect();
         conns.sort_unstable();
         let conns = conns.into_iter().map(|(_, conn)| conn);
         match seq {
             None => {
+                let crowd = st.crowd();
                 for conn in conns {
                     let Some(c) = st.clients.get(&conn) else {
                         continue;
@@ -277,7 +286,7 @@ impl GameFan {
                     if c.at.is_none() {
                         continue;
                     }
-                    match c.deliver(&text, backlog) {
+                    match c.deliver(&text, backlog, crowd) {
                         Delivery::Sent => {}
                         d => st.drop_client(conn, d, &mut effects),
                     }
@@ -354,6 +363,7 @@ impl GameFan {
         let mut effects = Vec::new();
         let mut guard = self.state.lock().expect("fan lock");
         let st = &mut *guard;
+        let crowd = st.crowd();
         let Some(c) = st.clients.get_mut(&conn) else {
             return (false, effects);
         };
@@ -370,7 +380,7 @@ impl GameFan {
                     Delivery::Sent
                 } else {
                     c.at = Some(seq);
-                    c.deliver(&text, backlog)
+                    c.deliver(&text, backlog, crowd)
                 }
             }
             ("resumed", _, Some(after)) => {
@@ -383,13 +393,13 @@ impl GameFan {
                     c.repairing -= 1;
                     Delivery::Sent
                 } else {
-                    c.deliver(&text, backlog)
+                    c.deliver(&text, backlog, crowd)
                 }
             }
             ("event", Some(seq), _) => match c.at {
                 Some(a) if seq == a + 1 => {
                     c.at = Some(seq);
-                    c.deliver(&text, backlog)
+                    c.deliver(&text, backlog, crowd)
                 }
                 Some(a) if seq <= a => Delivery::Sent,
                 // Not expected (an event always follows its snapshot or `resumed`).
@@ -398,7 +408,7 @@ impl GameFan {
                     Delivery::Sent
                 }
             },
-            _ => c.deliver(&text, backlog),
+            _ => c.deliver(&text, backlog, crowd),
         };
         if delivered != Delivery::Sent {
             st.drop_client(conn, delivered, &mut effects);
@@ -436,7 +446,7 @@ mod tests {
     }
 
     #[test]
-    fn a_relayed_frame_reaches_the_watchers_first_and_the_seats_last() {
+    fn a_relayed_frame_reaches_the_seats_first_and_the_watchers_after() {
         let fan = GameFan {
             game: GameId::now_v7(),
             state: Mutex::new(FanState::default()),
@@ -457,7 +467,7 @@ mod tests {
         assert!(effects.is_empty());
         let order = log.order();
         assert_eq!(order.len(), 7, "{order:?}");
-        assert_eq!(order[6], "seat", "{order:?}");
+        assert_eq!(order[0], "seat", "{order:?}");
         for rx in &mut queues {
             assert_eq!(rx.try_recv().map(|t| t.to_string()), Ok("{}".to_string()));
         }

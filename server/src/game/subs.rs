@@ -194,7 +194,8 @@ impl GameTask {
     /// The player to move gets it first: this task writes it on his socket itself (see
     /// `wire`), so the order here is the order of the writes. After a move that is the
     /// opponent, whose turn (and the neutral timer) started at the move's instant; then
-    /// the mover's own echo, then the watchers.
+    /// the mover's own echo, then the watchers (a crowd of them through their connections'
+    /// tasks: see [`crate::peer::DIRECT_WATCHERS`]).
     pub(super) fn fan_out(&mut self, text: &Utf8Bytes, seq: Option<Seq>) {
         if let Some(relay) = self.rooms.relay.get() {
             if self.publish_all || self.subs.iter().any(|s| s.remote) {
@@ -205,6 +206,7 @@ impl GameTask {
         let mut gone = Vec::new();
         let mut behind = Vec::new();
         let to_move = self.room.game().turn();
+        let crowd = self.watcher_count() as usize > crate::peer::DIRECT_WATCHERS;
         for pass in [Pass::ToMove, Pass::Waiting, Pass::Watchers] {
             self.subs.retain(|s| {
                 let of = match s.seat {
@@ -218,7 +220,7 @@ impl GameTask {
                 let delivery = match s.seat {
                     Some(_) if s.peer.send(text.clone()) => Delivery::Sent,
                     Some(_) => Delivery::Gone,
-                    None => s.peer.send_watched(text.clone(), backlog),
+                    None => s.peer.send_watched(text.clone(), backlog, crowd),
                 };
                 match delivery {
                     Delivery::Sent => return true,
