@@ -62,6 +62,8 @@ impl Kill {
 
 /// Close code for a client that stopped reading.
 pub const CLOSE_SLOW: u16 = 1008;
+/// Close reason for a client whose outbound queue is full.
+pub const QUEUE_FULL: &str = "outbound queue full: the client stopped reading";
 /// Close reason for a watcher (with no seat anywhere) that did not keep up with a game.
 pub const CLOSE_FELL_BEHIND: &str = "too slow: fell behind a watched game";
 
@@ -95,30 +97,26 @@ pub const DIRECT_WATCHERS: usize = 16;
 
 impl Outlet {
     /// `now`: written here if the socket takes it (see [`crate::wire::Wire::send`]);
-    /// otherwise handed to the connection's task.
+    /// otherwise handed to the connection's task. A queue's reader reads it either way.
     fn try_send_now(&self, text: Utf8Bytes, now: bool) -> Result<(), Refusal> {
-        let sent = match self {
-            Outlet::Wire(wire) if now => wire.send(text),
-            Outlet::Wire(wire) => wire.send_later(text),
-            Outlet::Queue(_) => return self.try_send(text),
+        let wire = match self {
+            Outlet::Wire(wire) => wire,
+            Outlet::Queue(tx) => {
+                return tx.try_send(text).map_err(|e| match e {
+                    crate::outbox::TrySendError::Full(_) => Refusal::Full,
+                    crate::outbox::TrySendError::Closed(_) => Refusal::Closed,
+                })
+            }
+        };
+        let sent = if now {
+            wire.send(text)
+        } else {
+            wire.send_later(text)
         };
         sent.map_err(|e| match e {
             crate::wire::Refused::Full => Refusal::Full,
             crate::wire::Refused::Closed => Refusal::Closed,
         })
-    }
-
-    fn try_send(&self, text: Utf8Bytes) -> Result<(), Refusal> {
-        match self {
-            Outlet::Wire(wire) => wire.send(text).map_err(|e| match e {
-                crate::wire::Refused::Full => Refusal::Full,
-                crate::wire::Refused::Closed => Refusal::Closed,
-            }),
-            Outlet::Queue(tx) => tx.try_send(text).map_err(|e| match e {
-                crate::outbox::TrySendError::Full(_) => Refusal::Full,
-                crate::outbox::TrySendError::Closed(_) => Refusal::Closed,
-            }),
-        }
     }
 
     /// Frames waiting to be written or read.
@@ -234,10 +232,7 @@ impl Peer {
         match self.tx.try_send_now(text, now) {
             Ok(()) => true,
             Err(Refusal::Full) => {
-                self.kill.kill(
-                    CLOSE_SLOW,
-                    "outbound queue full: the client stopped reading",
-                );
+                self.kill.kill(CLOSE_SLOW, QUEUE_FULL);
                 false
             }
             Err(Refusal::Closed) => false,

@@ -182,8 +182,17 @@ impl Socket {
                 if self.ticks >= self.unseated_every || self.seated.any() {
                     self.ticks = 0;
                     let payload = self.pinger.next();
-                    if self.wire.ping(payload.to_vec().into()).is_err() {
-                        return Poll::Ready(Event::WriteFailed);
+                    match self.wire.ping(payload.to_vec().into()) {
+                        Ok(()) => {}
+                        // As any sender that finds the queue full (`Peer::send`).
+                        Err(crate::wire::Refused::Full) => {
+                            self.kill
+                                .kill(crate::peer::CLOSE_SLOW, crate::peer::QUEUE_FULL);
+                            return Poll::Ready(Event::Killed);
+                        }
+                        Err(crate::wire::Refused::Closed) => {
+                            return Poll::Ready(Event::WriteFailed)
+                        }
                     }
                 }
                 let next = Instant::now() + self.ping_every;
@@ -254,9 +263,63 @@ impl Socket {
     }
 }
 
+/// However the connection's task ends (a panic included), the socket's write side is shut
+/// and every sender finds the wire closed (games then drop the connection's peer).
+impl Drop for Socket {
+    fn drop(&mut self) {
+        self.wire.shut();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// However a connection's socket goes (here: dropped, as by a panic), its wire is shut:
+    /// senders are refused and the client sees the end of the stream.
+    #[tokio::test]
+    async fn a_dropped_socket_shuts_its_wire() {
+        use tokio::io::AsyncReadExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (tcp, _) = listener.accept().await.unwrap();
+        let (read, write) = tcp.into_split();
+        let wire = Arc::new(Wire::new(write, 8));
+        let ws = WebSocketStream::from_raw_socket(
+            Duplex::new(read, wire.clone()),
+            tokio_tungstenite::tungstenite::protocol::Role::Server,
+            None,
+        )
+        .await;
+        let socket = Socket::new(
+            super::super::upgrade::Socket {
+                ws,
+                wire: wire.clone(),
+            },
+            Default::default(),
+            Default::default(),
+            Default::default(),
+            Default::default(),
+            Settings {
+                ping_every: Duration::from_secs(3600),
+                first_ping: None,
+                idle_timeout: Duration::from_secs(3600),
+            },
+        );
+        wire.send("{}".into()).unwrap();
+        drop(socket);
+        assert!(wire.is_closed());
+        assert_eq!(wire.send("{}".into()), Err(crate::wire::Refused::Closed));
+        let mut got = Vec::new();
+        client.read_to_end(&mut got).await.unwrap();
+        assert_eq!(
+            got,
+            [0x81, 2, b'{', b'}'],
+            "the frame sent before, then the end"
+        );
+    }
 
     #[test]
     fn a_connection_with_no_seat_is_pinged_often_enough_to_stay_open() {
