@@ -79,6 +79,10 @@ impl Follower {
                     return self.log.last().expect("logged").clone();
                 }
                 ServerMessage::Watchers { .. } | ServerMessage::Lag { .. } => continue,
+                // On several nodes the lobby's answer to the seek that paired this game can
+                // come after the game's first frames; a seated client ignores it
+                // (docs/PROTOCOL.md, `seeking`).
+                ServerMessage::Seeking { .. } => continue,
                 other => panic!("expected an event, got {other:?}"),
             }
         }
