@@ -1,3 +1,4 @@
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
@@ -95,6 +96,18 @@ impl Sink for Fake {
 
 fn text(s: &str) -> Utf8Bytes {
     Utf8Bytes::from(s.to_string())
+}
+
+/// A waker that counts its wakes.
+fn counting_waker() -> (Arc<AtomicUsize>, Waker) {
+    struct Count(Arc<AtomicUsize>);
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let count = Arc::new(AtomicUsize::new(0));
+    (count.clone(), Waker::from(Arc::new(Count(count))))
 }
 
 fn write_out(wire: &Wire) -> Poll<Result<(), ()>> {
@@ -235,15 +248,7 @@ fn a_shut_wire_drops_its_socket_and_takes_nothing() {
 
 #[test]
 fn the_connection_is_woken_when_a_frame_starts_waiting() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    struct Count(AtomicUsize);
-    impl std::task::Wake for Count {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-    let count = Arc::new(Count(AtomicUsize::new(0)));
-    let waker = Waker::from(count.clone());
+    let (count, waker) = counting_waker();
     let fake = Fake::taking(0);
     let wire = Wire::new(fake.clone(), 4);
     assert_eq!(
@@ -251,18 +256,18 @@ fn the_connection_is_woken_when_a_frame_starts_waiting() {
         Poll::Ready(Ok(()))
     );
     wire.send(text("x")).unwrap();
-    assert_eq!(count.0.load(Ordering::SeqCst), 1, "woken: a frame waits");
+    assert_eq!(count.load(Ordering::SeqCst), 1, "woken: a frame waits");
     assert!(wire
         .poll_write_out(&mut Context::from_waker(&waker))
         .is_pending());
     wire.send(text("y")).unwrap();
     assert_eq!(
-        count.0.load(Ordering::SeqCst),
+        count.load(Ordering::SeqCst),
         1,
         "already waiting for the socket"
     );
     fake.give(1 << 10);
-    assert_eq!(count.0.load(Ordering::SeqCst), 2, "the socket woke it");
+    assert_eq!(count.load(Ordering::SeqCst), 2, "the socket woke it");
     assert_eq!(
         wire.poll_write_out(&mut Context::from_waker(&waker)),
         Poll::Ready(Ok(()))
@@ -271,15 +276,7 @@ fn the_connection_is_woken_when_a_frame_starts_waiting() {
 
 #[test]
 fn a_frame_sent_later_is_left_to_the_connection_and_keeps_its_place() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    struct Count(AtomicUsize);
-    impl std::task::Wake for Count {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-    let count = Arc::new(Count(AtomicUsize::new(0)));
-    let waker = Waker::from(count.clone());
+    let (count, waker) = counting_waker();
     let fake = Fake::taking(1 << 20);
     let wire = Wire::new(fake.clone(), 4);
     assert!(wire
@@ -292,7 +289,7 @@ fn a_frame_sent_later_is_left_to_the_connection_and_keeps_its_place() {
         "not written by the sender"
     );
     assert_eq!(wire.waiting(), 1);
-    assert_eq!(count.0.load(Ordering::SeqCst), 1, "the connection is woken");
+    assert_eq!(count.load(Ordering::SeqCst), 1, "the connection is woken");
     // A frame sent at once meanwhile waits behind it.
     wire.send(text("a seat's")).unwrap();
     assert_eq!(wire.waiting(), 2);
