@@ -96,27 +96,34 @@ enum Refusal {
 pub const DIRECT_WATCHERS: usize = 16;
 
 impl Outlet {
-    /// `now`: written here if the socket takes it (see [`crate::wire::Wire::send`]);
-    /// otherwise handed to the connection's task. A queue's reader reads it either way.
-    fn try_send_now(&self, text: Utf8Bytes, now: bool) -> Result<(), Refusal> {
-        let wire = match self {
-            Outlet::Wire(wire) => wire,
+    /// Sends a frame. `watched`: a frame of a game the connection only watches, with the
+    /// backlog past which it is refused (`Full`) and whether the game has a crowd of
+    /// watchers (the frame is then left to the connection's task to write, see
+    /// [`DIRECT_WATCHERS`]); a queue's reader reads it either way.
+    fn try_send(&self, text: Utf8Bytes, watched: Option<(usize, bool)>) -> Result<(), Refusal> {
+        match self {
+            Outlet::Wire(wire) => {
+                let sent = match watched {
+                    None => wire.send(text),
+                    Some((backlog, crowd)) => wire.send_watched(text, backlog, !crowd),
+                };
+                sent.map_err(|e| match e {
+                    crate::wire::Refused::Full => Refusal::Full,
+                    crate::wire::Refused::Closed => Refusal::Closed,
+                })
+            }
             Outlet::Queue(tx) => {
-                return tx.try_send(text).map_err(|e| match e {
+                if let Some((backlog, _)) = watched {
+                    if tx.max_capacity() - tx.capacity() >= backlog.min(tx.max_capacity()) {
+                        return Err(Refusal::Full);
+                    }
+                }
+                tx.try_send(text).map_err(|e| match e {
                     crate::outbox::TrySendError::Full(_) => Refusal::Full,
                     crate::outbox::TrySendError::Closed(_) => Refusal::Closed,
                 })
             }
-        };
-        let sent = if now {
-            wire.send(text)
-        } else {
-            wire.send_later(text)
-        };
-        sent.map_err(|e| match e {
-            crate::wire::Refused::Full => Refusal::Full,
-            crate::wire::Refused::Closed => Refusal::Closed,
-        })
+        }
     }
 
     /// Frames waiting to be written or read.
@@ -224,12 +231,7 @@ impl Seated {
 impl Peer {
     /// Sends a frame; false if the connection is gone or was cut off for not reading.
     pub fn send(&self, text: Utf8Bytes) -> bool {
-        self.send_now(text, true)
-    }
-
-    /// `now`: see [`Outlet::try_send_now`].
-    fn send_now(&self, text: Utf8Bytes, now: bool) -> bool {
-        match self.tx.try_send_now(text, now) {
+        match self.tx.try_send(text, None) {
             Ok(()) => true,
             Err(Refusal::Full) => {
                 self.kill.kill(CLOSE_SLOW, QUEUE_FULL);
@@ -260,17 +262,14 @@ impl Peer {
     /// has more than [`DIRECT_WATCHERS`] watchers here, and the frame is left to the
     /// connection's task to write.
     pub fn send_watched(&self, text: Utf8Bytes, backlog: usize, crowd: bool) -> Delivery {
-        if self.is_gone() {
+        if self.kill.reason().is_some() {
             return Delivery::Gone;
         }
-        let waiting = self.tx.waiting();
-        if waiting >= backlog.min(self.tx.max_waiting()) {
-            return Delivery::Behind;
-        }
-        if self.send_now(text, !crowd) {
-            Delivery::Sent
-        } else {
-            Delivery::Gone
+        // One look at the queue: refused past the backlog, or sent.
+        match self.tx.try_send(text, Some((backlog, crowd))) {
+            Ok(()) => Delivery::Sent,
+            Err(Refusal::Full) => Delivery::Behind,
+            Err(Refusal::Closed) => Delivery::Gone,
         }
     }
 

@@ -104,14 +104,14 @@ impl Frame {
         self.header_len as usize + self.payload().len()
     }
 
-    /// The frame's bytes from `from` on, as at most two slices.
-    fn slices<'a>(&'a self, from: usize, out: &mut Vec<IoSlice<'a>>) {
+    /// The frame's bytes from `from` on: what is left of the header (maybe nothing),
+    /// then what is left of the payload.
+    fn slices(&self, from: usize) -> [IoSlice<'_>; 2] {
         let header = &self.header[..self.header_len as usize];
-        if from < header.len() {
-            out.push(IoSlice::new(&header[from..]));
-            out.push(IoSlice::new(self.payload()));
-        } else {
-            out.push(IoSlice::new(&self.payload()[from - header.len()..]));
+        let payload = self.payload();
+        match from.checked_sub(header.len()) {
+            None => [IoSlice::new(&header[from..]), IoSlice::new(payload)],
+            Some(into) => [IoSlice::new(&[]), IoSlice::new(&payload[into..])],
         }
     }
 }
@@ -189,14 +189,26 @@ impl Wire {
     /// Sends a text frame: written now if nothing waits and the socket takes it,
     /// otherwise queued behind what waits.
     pub fn send(&self, text: Utf8Bytes) -> Result<(), Refused> {
-        self.push(Frame::new(TEXT, Payload::Text(text)), Kind::Counted, true)
+        self.push(
+            Frame::new(TEXT, Payload::Text(text)),
+            Kind::Counted,
+            true,
+            self.cap,
+        )
     }
 
-    /// Queues a text frame for the connection's task to write (it is woken), without
-    /// writing it here: for a sender with many sockets to serve (a game's crowd of
-    /// watchers), whose writes are then spread over the connections' tasks.
-    pub fn send_later(&self, text: Utf8Bytes) -> Result<(), Refused> {
-        self.push(Frame::new(TEXT, Payload::Text(text)), Kind::Counted, false)
+    /// Sends a frame of a game the connection only watches: refused (`Full`) when
+    /// `backlog` frames already wait, so that watching never fills the queue kept for the
+    /// connection's own games. `now: false` (a game's crowd of watchers): queued for the
+    /// connection's task to write (it is woken), not written here, so that the crowd's
+    /// writes are spread over the connections' tasks.
+    pub fn send_watched(&self, text: Utf8Bytes, backlog: usize, now: bool) -> Result<(), Refused> {
+        self.push(
+            Frame::new(TEXT, Payload::Text(text)),
+            Kind::Counted,
+            now,
+            backlog,
+        )
     }
 
     /// Sends a ping with `payload`.
@@ -205,6 +217,7 @@ impl Wire {
             Frame::new(PING, Payload::Bytes(payload)),
             Kind::Counted,
             true,
+            self.cap,
         )
     }
 
@@ -215,7 +228,7 @@ impl Wire {
             header_len: 0,
             payload: Payload::Bytes(bytes),
         };
-        self.push(frame, Kind::Counted, true)
+        self.push(frame, Kind::Counted, true, self.cap)
     }
 
     /// Sends the close frame (`code` and `reason`; `None`: no status); nothing is sent
@@ -232,25 +245,24 @@ impl Wire {
             payload.extend_from_slice(&reason.as_bytes()[..end]);
         }
         let frame = Frame::new(CLOSE, Payload::Bytes(payload.into()));
-        self.push(frame, Kind::Close, true)
+        self.push(frame, Kind::Close, true, self.cap)
     }
 
-    /// `now`: the frame is written here if nothing waits before it.
-    fn push(&self, frame: Frame, kind: Kind, now: bool) -> Result<(), Refused> {
+    /// `now`: the frame is written here if nothing waits before it. `limit`: a counted
+    /// frame is refused when that many (or `cap`) frames wait.
+    fn push(&self, frame: Frame, kind: Kind, now: bool, limit: usize) -> Result<(), Refused> {
         let mut state = self.lock();
         let state = &mut *state;
-        if state.closing || state.failed {
+        if state.closing || state.failed || state.sink.is_none() {
             return Err(Refused::Closed);
         }
+        if kind == Kind::Counted && state.waiting.len() >= limit.min(self.cap) {
+            return Err(Refused::Full);
+        }
         state.closing = kind == Kind::Close;
-        let Some(sink) = &state.sink else {
-            return Err(Refused::Closed);
-        };
         let mut from = 0;
-        if now && state.waiting.is_empty() {
-            let header = &frame.header[..frame.header_len as usize];
-            let slices = [IoSlice::new(header), IoSlice::new(frame.payload())];
-            match sink.try_write(&slices) {
+        if let (true, true, Some(sink)) = (now, state.waiting.is_empty(), &state.sink) {
+            match sink.try_write(&frame.slices(0)) {
                 Ok(n) if n >= frame.len() => return Ok(()),
                 Ok(n) => from = n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
@@ -260,8 +272,6 @@ impl Wire {
                     return Err(Refused::Closed);
                 }
             }
-        } else if kind == Kind::Counted && state.waiting.len() >= self.cap {
-            return Err(Refused::Full);
         }
         let was_empty = state.waiting.is_empty();
         if was_empty {
@@ -313,7 +323,7 @@ impl Wire {
             let mut slices = Vec::with_capacity(2 * GATHER);
             let mut from = state.written;
             for frame in state.waiting.iter().take(GATHER) {
-                frame.slices(from, &mut slices);
+                slices.extend(frame.slices(from));
                 from = 0;
             }
             let mut n = match sink.poll_write(cx, &slices) {

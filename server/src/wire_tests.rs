@@ -275,14 +275,14 @@ fn the_connection_is_woken_when_a_frame_starts_waiting() {
 }
 
 #[test]
-fn a_frame_sent_later_is_left_to_the_connection_and_keeps_its_place() {
+fn a_crowds_frame_is_left_to_the_connection_and_keeps_its_place() {
     let (count, waker) = counting_waker();
     let fake = Fake::taking(1 << 20);
     let wire = Wire::new(fake.clone(), 4);
     assert!(wire
         .poll_write_out(&mut Context::from_waker(&waker))
         .is_ready());
-    wire.send_later(text("for a crowd")).unwrap();
+    wire.send_watched(text("for a crowd"), 4, false).unwrap();
     assert_eq!(
         fake.0.lock().unwrap().writes,
         0,
@@ -300,4 +300,21 @@ fn a_frame_sent_later_is_left_to_the_connection_and_keeps_its_place() {
     assert_eq!(fake.0.lock().unwrap().writes, 1, "both in one writev");
     let payloads: Vec<Vec<u8>> = fake.frames().into_iter().map(|f| f.1).collect();
     assert_eq!(payloads, [b"for a crowd".to_vec(), b"a seat's".to_vec()]);
+}
+
+#[test]
+fn a_watched_frame_is_refused_past_its_backlog_and_a_seats_is_not() {
+    let fake = Fake::taking(0);
+    let wire = Wire::new(fake.clone(), 4);
+    wire.send(text("a")).unwrap();
+    wire.send_watched(text("b"), 2, true).unwrap();
+    assert_eq!(wire.send_watched(text("c"), 2, true), Err(Refused::Full));
+    assert_eq!(wire.waiting(), 2, "a refused frame changes nothing");
+    // The rest of the queue is the connection's own.
+    wire.send(text("d")).unwrap();
+    wire.send(text("e")).unwrap();
+    assert_eq!(wire.send(text("f")), Err(Refused::Full));
+    // No backlog at all: refused even when nothing waits.
+    let empty = Wire::new(Fake::taking(1 << 10), 4);
+    assert_eq!(empty.send_watched(text("g"), 0, true), Err(Refused::Full));
 }
