@@ -137,6 +137,8 @@ pub struct Client {
     /// The last round trip the server measured and told (its `lag` messages), whichever
     /// read passed it: the first can come while a test awaits something else.
     pub rtt_ms: Option<u64>,
+    /// The server's websocket pings read so far (the library answers each).
+    pub pings: u64,
 }
 
 /// Awaits `fut` or fails the test after [`WAIT`].
@@ -167,6 +169,7 @@ impl Client {
             name: String::new(),
             lobby: Default::default(),
             rtt_ms: None,
+            pings: 0,
         }
     }
 
@@ -311,7 +314,38 @@ impl Client {
                     )
                 }
                 Some(Ok(Message::Close(_))) => return None,
+                Some(Ok(Message::Ping(_))) => self.pings += 1,
                 Some(Ok(_)) => continue,
+            }
+        }
+    }
+
+    /// Reads until the server's next websocket ping (the library answers it) and returns
+    /// how many came so far. Frames on the way: a `lag` report is noted in `rtt_ms`,
+    /// lobby messages are kept, an error fails the test, anything else is dropped.
+    /// Fails the test if the connection closes.
+    pub async fn recv_ping(&mut self) -> u64 {
+        loop {
+            match within("a ping", self.ws.next()).await {
+                Some(Ok(Message::Ping(_))) => {
+                    self.pings += 1;
+                    return self.pings;
+                }
+                Some(Ok(Message::Text(text))) => match serde_json::from_str(text.as_str()) {
+                    Ok(ServerFrame::Message(ServerMessage::Lag { rtt_ms })) => {
+                        self.rtt_ms = Some(rtt_ms)
+                    }
+                    Ok(ServerFrame::Message(ServerMessage::Error { code, message, .. })) => {
+                        panic!("an error while waiting for a ping: {code}: {message}")
+                    }
+                    Ok(ServerFrame::Lobby(m)) => self.lobby.push_back(m),
+                    Ok(_) => {}
+                    Err(e) => panic!("bad server message {text}: {e}"),
+                },
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => {
+                    panic!("the connection closed while waiting for a ping")
+                }
+                Some(Ok(_)) => {}
             }
         }
     }

@@ -3,10 +3,13 @@
 
 use std::time::Duration;
 
+use futures::StreamExt;
 use protocol::game::Player;
 use protocol::settings::{Level, Settings};
 use protocol::wire::{Change, ClientMessage};
+use protocol::wire::{ServerFrame, ServerMessage};
 use tamsk_tests::*;
+use tokio_tungstenite::tungstenite::Message;
 
 /// A new player whose round trip the server has measured once already.
 async fn measured_player(server: &TestServer, name: &str) -> Client {
@@ -107,8 +110,8 @@ async fn each_seats_lag_reaches_the_opponent_and_the_watchers() {
 }
 
 /// A connection with no seat (a watcher, the lobby) is pinged every third time only: its
-/// lag judges nobody, and each ping is a ping, a pong and a `lag` report. A player is
-/// pinged every time. Each answered ping brings its connection one `lag` report.
+/// lag judges nobody, and each ping is a ping and a pong (and a `lag` report when the
+/// estimate changed). A player is pinged every time.
 #[tokio::test]
 async fn a_watcher_is_pinged_a_third_as_often_as_a_player() {
     let config = server::Config {
@@ -124,43 +127,68 @@ async fn a_watcher_is_pinged_a_third_as_often_as_a_player() {
             after_seq: None,
         })
         .await;
-    // The watcher's first report (its first ping comes at once), then the player's
-    // reports are counted until the watcher has three more: nine of the player's pings.
-    let mut first = false;
-    while !first {
-        first = matches!(
-            watcher.recv_frame().await,
-            Some(protocol::wire::ServerMessage::Lag { .. })
-        );
-    }
+    // The watcher's first ping comes at once; then the player's pings are counted until
+    // the watcher has three more: nine of the player's.
+    watcher.recv_ping().await;
     let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
     let mut player = red.client;
     let counting = tokio::spawn(async move {
-        let mut reports = 0;
+        let mut pings = 0;
         loop {
             tokio::select! {
-                _ = &mut stopped => return reports,
-                frame = player.recv_frame() => match frame {
-                    Some(protocol::wire::ServerMessage::Lag { .. }) => reports += 1,
-                    Some(_) => {}
-                    None => panic!("the player's connection closed"),
-                },
+                _ = &mut stopped => return pings,
+                _ = player.recv_ping() => pings += 1,
             }
         }
     });
-    let mut watched = 0;
-    while watched < 3 {
-        match watcher.recv_frame().await {
-            Some(protocol::wire::ServerMessage::Lag { .. }) => watched += 1,
-            Some(_) => {}
-            None => panic!("the watcher's connection closed"),
-        }
+    for _ in 0..3 {
+        watcher.recv_ping().await;
     }
     stop.send(()).unwrap();
-    let reports = counting.await.unwrap();
+    let pings = counting.await.unwrap();
     // Nine expected; a tick may fall either side of the window's ends.
     assert!(
-        (6..=12).contains(&reports),
-        "the player was measured {reports} times while the watcher was 3 times"
+        (6..=12).contains(&pings),
+        "the player was pinged {pings} times while the watcher was 3 times"
+    );
+}
+
+/// The `lag` report comes after the first measurement and then only when the estimate
+/// changed: an unchanged one is news to nobody (a frame saved per ping on a steady line).
+#[tokio::test]
+async fn a_lag_report_comes_only_when_the_estimate_changed() {
+    let config = server::Config {
+        ping_interval: Duration::from_millis(10),
+        first_ping: Some(Duration::from_millis(10)),
+        ..test_config()
+    };
+    let server = TestServer::start_with(config).await;
+    let mut client = Client::new_player(&server, "Steady").await;
+    let mut reports = Vec::new();
+    while client.pings < 30 {
+        match within("a frame", client.ws.next()).await {
+            Some(Ok(Message::Ping(_))) => client.pings += 1,
+            Some(Ok(Message::Text(text))) => {
+                if let Ok(ServerFrame::Message(ServerMessage::Lag { rtt_ms })) =
+                    serde_json::from_str(text.as_str())
+                {
+                    reports.push(rtt_ms);
+                }
+            }
+            Some(Ok(_)) => {}
+            other => panic!("the connection ended: {other:?}"),
+        }
+    }
+    assert!(!reports.is_empty(), "the first measurement is reported");
+    for pair in reports.windows(2) {
+        assert_ne!(
+            pair[0], pair[1],
+            "an unchanged estimate reported: {reports:?}"
+        );
+    }
+    assert!(
+        reports.len() < 30,
+        "{} reports for 30 pings: {reports:?}",
+        reports.len()
     );
 }

@@ -110,6 +110,12 @@ struct Conn {
     /// The websocket ping in flight (the writer sends it).
     pinger: Arc<Pinger>,
     lag: LagEstimate,
+    /// The estimate last reported to the client, and the one every local game it sits in
+    /// last got (`None`: one of them was busy and skipped it): an unchanged estimate is
+    /// news to nobody, and a steady connection's pings then cost no frame and no wake-up
+    /// of its games.
+    reported_lag: Option<u64>,
+    told_lag: Option<u64>,
     /// While a client message is handled: what its answers echo.
     reply: Option<Arc<Reply>>,
 }
@@ -166,6 +172,8 @@ pub fn serve(
         ),
         pinger,
         lag: LagEstimate::default(),
+        reported_lag: None,
+        told_lag: None,
         reply: None,
     };
     tracing::debug!(conn = conn.peer.conn, "connected");
@@ -280,23 +288,39 @@ impl Conn {
         }
     }
 
-    /// A round trip came back: tell the client, and every game it sits in.
+    /// A round trip came back: tell the client, and every game it sits in, what changed.
     fn measured(&mut self, rtt_ms: u64, received: Instant) {
         self.lag.observe(rtt_ms);
         let Some(lag) = self.lag.ms() else { return };
-        self.send(&ServerMessage::Lag { rtt_ms: lag });
-        self.peer.seated.set_lag(lag);
-        // Best effort: a busy game skips one measurement rather than wait.
-        for game in self.peer.seated.list() {
-            if let Some(handle) = self.hub.games.get(&game) {
-                let _ = handle.tx.try_send(GameCmd::Lag {
-                    conn: self.peer.conn,
-                    rtt_ms: lag,
-                    received,
-                });
-            }
+        if self.reported_lag != Some(lag) {
+            self.reported_lag = Some(lag);
+            self.send(&ServerMessage::Lag { rtt_ms: lag });
         }
-        // And the games owned by other nodes.
+        self.peer.seated.set_lag(lag);
+        // A game the player sits down in later takes the estimate from `seated`.
+        if self.told_lag != Some(lag) {
+            // Best effort: a busy game skips one measurement rather than wait, and is
+            // told again at the next.
+            let mut told = true;
+            for game in self.peer.seated.list() {
+                if let Some(handle) = self.hub.games.get(&game) {
+                    told &= handle
+                        .tx
+                        .try_send(GameCmd::Lag {
+                            conn: self.peer.conn,
+                            rtt_ms: lag,
+                            received,
+                        })
+                        .is_ok();
+                } else {
+                    // Not launched yet (or just ended): told again at the next.
+                    told = false;
+                }
+            }
+            self.told_lag = told.then_some(lag);
+        }
+        // And the games owned by other nodes (which keep their own account of what each
+        // owner was told).
         if let Some(cluster) = self.hub.cluster.get() {
             cluster.lag(self.peer.conn, lag, received);
         }

@@ -47,13 +47,15 @@ pub fn spawn(
     let seekers = [(Player::Red, red), (Player::Black, black)];
     // Both seats' lags, when already measured, go into both snapshots and into the engine
     // from the first instant (recorded entries, as every later change is).
+    // Seated first, then the lag read: a measurement that misses the seat (its
+    // connection does not tell this game) was stored before the read.
     for (seat, seeker) in &seekers {
+        seeker.peer.seated.add(id);
         if let Some(lag_ms) = seeker.peer.seated.lag() {
             let now = task.now_ms();
             task.room.set_initial_lag(*seat, lag_ms, now);
             task.flush();
         }
-        seeker.peer.seated.add(id);
     }
     for (seat, seeker) in seekers {
         task.subs.push(Sub {

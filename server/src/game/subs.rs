@@ -39,10 +39,11 @@ impl GameTask {
                 }
             }
         }
-        let known_lag = seat.and(peer.seated.lag());
+        // Seated first, then the lag read (see `start`).
         if seat.is_some() {
             peer.seated.add(self.id);
         }
+        let known_lag = seat.and(peer.seated.lag());
         let conn = peer.conn;
         self.subs.push(Sub { peer, seat, remote });
         if let Some(rtt_ms) = known_lag {
