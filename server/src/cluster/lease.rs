@@ -26,14 +26,10 @@ use std::sync::Mutex;
 use async_nats::jetstream::kv;
 use bytes::Bytes;
 use protocol::wire::GameId;
-use tokio::time::{Duration, Instant};
+use tokio::time::Instant;
 
 use super::nodes::Heartbeat;
 use super::Cluster;
-
-/// Tries at start to write this node's key before giving up (see
-/// `take_node_key_at_start`).
-const START_ATTEMPTS: u32 = 4;
 
 /// The revision of this node's key it wrote last, and until when that write is proven.
 #[derive(Default)]
@@ -82,23 +78,9 @@ impl Cluster {
         Ok(())
     }
 
-    /// Takes this node's key at start, trying again a few times: one JetStream request
-    /// that times out (seen once in the tests' whole run, with many nodes and servers
-    /// started at once on two cores) should not keep a node from starting.
+    /// Takes this node's key at start (see [`super::at_start`]).
     pub(super) async fn take_node_key_at_start(&self) -> anyhow::Result<()> {
-        let mut wait = Duration::from_millis(100);
-        let mut attempt = 1;
-        loop {
-            match self.take_node_key().await {
-                Err(e) if attempt < START_ATTEMPTS => {
-                    tracing::warn!(error = %e, attempt, "cannot take this node's key yet: trying again");
-                    tokio::time::sleep(wait).await;
-                    wait *= 2;
-                    attempt += 1;
-                }
-                done => return done,
-            }
-        }
+        super::at_start("this node's key", || self.take_node_key()).await
     }
 
     /// The key was written with `revision`, asked at `asked`: every owned game is held

@@ -304,8 +304,16 @@ impl ClusterLobby {
         cluster: Arc<Cluster>,
         host: Arc<dyn LobbyHost>,
     ) -> anyhow::Result<Arc<ClusterLobby>> {
-        let js = async_nats::jetstream::new(cluster.client.clone());
-        let kv = super::nodes::open_bucket(&js, LOBBY_BUCKET, cluster.lease).await?;
+        let mut js = async_nats::jetstream::new(cluster.client.clone());
+        // The lobby's requests are worth a lease at most (a renewal answered later finds
+        // the term over anyway); the client's default, 10 s, held a starting node's first
+        // turn, and so its start, that long when an answer was lost (seen in the tests
+        // with two nodes starting at once: the next turn's requests were answered at once).
+        js.set_timeout(cluster.lease.max(Duration::from_secs(1)));
+        let kv = super::at_start(LOBBY_BUCKET, || {
+            super::nodes::open_bucket(&js, LOBBY_BUCKET, cluster.lease)
+        })
+        .await?;
         let client = &cluster.client;
         let requests = client.subscribe(at_subject(&cluster.node)).await?;
         let deliveries = client.subscribe(to_subject(&cluster.node)).await?;

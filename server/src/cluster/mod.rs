@@ -91,6 +91,39 @@ mod results;
 /// limit keeps it far below this; a client that fills it anyway is cut off.
 const FOLLOW_QUEUE: usize = 64;
 
+/// Tries of a start-up step against JetStream before the node gives up (see [`at_start`]).
+const START_ATTEMPTS: u32 = 6;
+/// How long one such try may take.
+const START_TRY: Duration = Duration::from_secs(2);
+
+/// Runs a start-up step against JetStream (opening a bucket, taking this node's key),
+/// each try cut short at [`START_TRY`] and tried again after a growing pause: a request
+/// that goes unanswered (seen in the tests with two nodes starting at once on a busy
+/// machine: the first request lost, the next answered at once) would otherwise hold the
+/// node, which serves nobody yet, for the NATS client's whole request timeout (10 s).
+pub(super) async fn at_start<T, F, Fut>(what: &str, mut step: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
+    let mut pause = Duration::from_millis(100);
+    let mut attempt = 1;
+    loop {
+        let tried = tokio::time::timeout(START_TRY, step())
+            .await
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("no answer within {START_TRY:?}")));
+        match tried {
+            Err(e) if attempt < START_ATTEMPTS => {
+                tracing::warn!(error = %e, attempt, "{what}: not yet, trying again");
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
 /// The most a command's age may move it back in time at the owner: as far as lag
 /// compensation itself goes, so a node cannot date actions earlier than that.
 pub const AGE_CAP: Duration = Duration::from_millis(protocol::lag::LAG_MAX_MS);
@@ -301,8 +334,11 @@ impl Cluster {
             .await
             .map_err(|e| anyhow::anyhow!("NATS at {nats_url}: {e}"))?;
         let js = async_nats::jetstream::new(client.clone());
-        let kv = nodes::open_bucket(&js, BUCKET, takeover::KEY_AGE).await?;
-        let nodes = nodes::bucket(&js, lease).await?;
+        let kv = at_start(BUCKET, || {
+            nodes::open_bucket(&js, BUCKET, takeover::KEY_AGE)
+        })
+        .await?;
+        let nodes = at_start(nodes::NODES_BUCKET, || nodes::bucket(&js, lease)).await?;
         let relay = fanout::OwnerRelay::start(client.clone());
         // The games hand it what they publish once for the other nodes.
         if rooms.relay.set(relay.clone()).is_err() {
