@@ -255,15 +255,22 @@ async fn a_new_leader_keeps_the_peer_a_remote_watcher_has_in_its_game() {
     };
     let mut a = tamsk_tests::cluster::Node::start(node_config(&db, &nats, "a"));
     Client::new_player_at(a.addr, "Anchor").await;
-    let b = tamsk_tests::cluster::Node::start(node_config(&db, &nats, "b"));
-    let c = tamsk_tests::cluster::Node::start(node_config(&db, &nats, "c"));
+    // Games at full length, the rules' 30-s abort included: a blitz game whose player
+    // never moves ends 3 s after its start (the tests' abort), which a busy machine's
+    // failover below could outlast, and an ended game counts no watchers.
+    let full = |node| Config {
+        abort_ms: Settings::level(Level::One).abort_ms,
+        ..node_config(&db, &nats, node)
+    };
+    let b = tamsk_tests::cluster::Node::start(full("b"));
+    let c = tamsk_tests::cluster::Node::start(full("c"));
     // A game with the computer on each of b and c, each watched from the other node.
     let mut players = Vec::new();
     let mut watchers = Vec::new();
     for (here, there, name) in [(b.addr, c.addr, "B"), (c.addr, b.addr, "C")] {
         let mut p = Client::new_player_at(here, &format!("Plays{name}")).await;
         p.send(&ClientMessage::PlayBot {
-            settings: Settings::blitz(Level::One),
+            settings: Settings::level(Level::One),
             level: None,
             rated: None,
         })
