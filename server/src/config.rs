@@ -231,6 +231,17 @@ pub struct Config {
         help = "Real-time (SCHED_FIFO) priority, 1-99, of the threads that announce deadlines: the alarm thread and the games' own threads (--game-threads), so that a death or an expiry is told on time on busy cores. Needs CAP_SYS_NICE (or an rtprio limit); refused, they run at normal priority with a warning. 0: off"
     )]
     pub realtime_priority: u8,
+    /// Nice value of the runtime's threads (the sockets' and, by default, the games'):
+    /// set by the binary when it builds its runtime (`priority::worker_thread`).
+    #[arg(
+        long,
+        env = "TAMSK_WORKER_NICE",
+        default_value_t = Config::default().worker_nice,
+        allow_hyphen_values = true,
+        value_parser = clap::value_parser!(i32).range(-20..=19),
+        help = "Nice value, -20 to 19, of the threads that serve the sockets and run the games, so that on cores shared with other work a move or a deadline waits less for a core. Below 0 needs CAP_SYS_NICE; refused, they keep their nice value with a warning. 0: leave it"
+    )]
+    pub worker_nice: i32,
     /// Reverse proxies and load balancers whose `X-Forwarded-For` names the client (see
     /// `forwarded`): addresses or networks. None by default.
     #[arg(
@@ -384,6 +395,10 @@ impl Default for Config {
             // the timers' late tail, and the thread does almost no work (BENCHMARKS.md,
             // session 19).
             realtime_priority: 10,
+            // Ahead of other work on shared cores: at 18,000 sockets on 2 cores, with the
+            // load generator on the same cores, move p99 fell by about a third
+            // (BENCHMARKS.md, session 21).
+            worker_nice: -10,
             trusted_proxies: Vec::new(),
             budget_loopback: false,
             abort_ms: protocol::settings::Settings::default().abort_ms,
@@ -444,6 +459,13 @@ mod tests {
                 .realtime_priority,
             0
         );
+        assert_eq!(parsed(&["t"]).unwrap().worker_nice, -10);
+        assert_eq!(
+            parsed(&["t", "--worker-nice", "-5"]).unwrap().worker_nice,
+            -5
+        );
+        assert!(parsed(&["t", "--worker-nice", "-21"]).is_err());
+        assert!(parsed(&["t", "--worker-nice", "20"]).is_err());
         let on = parsed(&["t", "--realtime-priority", "10", "--game-threads", "1"]).unwrap();
         assert_eq!((on.realtime_priority, on.game_threads), (10, 1));
         for bad in ["100", "-1", "high"] {

@@ -69,8 +69,7 @@ impl From<BotLevelArg> for protocol::bot::BotLevel {
     }
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     if args.log_json {
@@ -81,6 +80,17 @@ async fn main() -> anyhow::Result<()> {
     } else {
         tracing_subscriber::fmt().with_env_filter(filter).init();
     }
+    // The runtime's threads take the configured nice value as they start (its blocking
+    // threads too: they are rare, and the store's threads set their own).
+    let nice = args.config.worker_nice;
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_start(move || server::priority::worker_thread(nice))
+        .build()?
+        .block_on(serve(args))
+}
+
+async fn serve(args: Args) -> anyhow::Result<()> {
     if args.history_bytes.is_some() {
         tracing::warn!("--history-bytes (TAMSK_HISTORY_BYTES) is no longer used: the history is bounded by --history");
     }

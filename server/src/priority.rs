@@ -1,9 +1,10 @@
 //! Thread priorities: the threads that announce deadlines may run real-time
-//! (`--realtime-priority`); the store's writer yields to everything else.
+//! (`--realtime-priority`), the runtime's workers ahead of other processes
+//! (`--worker-nice`); the store's writer yields to everything else.
 //!
 //! Why real-time: on a machine whose cores are busy (thousands of sockets, the load on
-//! the same cores), a thread woken at a deadline waits for the kernel to give it a core,
-//! whatever its nice value: at 18,000 sockets on 2 cores that wait was the whole of the
+//! the same cores), a thread woken at a deadline waits for the kernel to give it a core
+//! (less with a lower nice value, but still): at 18,000 sockets on 2 cores that wait was the whole of the
 //! timers' late tail (BENCHMARKS.md). A `SCHED_FIFO` thread takes a core as soon as it is
 //! woken. The threads that get it do little work (the alarm thread wakes tasks; the
 //! games' threads run game logic), and the kernel still keeps 5% of every second for the
@@ -36,7 +37,26 @@ pub fn deadline_thread(priority: u8, thread: &str) {
     }
 }
 
-/// Lowers the calling thread's priority to `nice` (and so that of the threads it starts).
+/// Sets the nice value of one of the runtime's threads (called as each starts), unless
+/// `nice` is 0; a refusal (below 0 without `CAP_SYS_NICE`) is a warning, once.
+///
+/// Why: real-time is for threads that do little; these do all the work. But where other
+/// work shares the cores (the load generator in the benchmarks, anything else on a host),
+/// a ready worker waited for a core behind it: at 18,000 sockets on 2 cores, nice -10
+/// took move p99 from 1.80-2.23 ms to 1.19-1.61 (BENCHMARKS.md, session 21).
+pub fn worker_thread(nice_value: i32) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    if nice_value == 0 {
+        return;
+    }
+    if let Err(e) = nice(nice_value) {
+        WARNED.call_once(|| {
+            tracing::warn!(nice = nice_value, error = %e, "cannot set the workers' nice value (below 0 needs CAP_SYS_NICE): they keep theirs (--worker-nice 0: do not ask)");
+        });
+    }
+}
+
+/// Sets the calling thread's nice value (inherited by the threads it starts).
 pub fn nice(nice: i32) -> io::Result<()> {
     // SAFETY: setpriority has no memory effects; on Linux, PRIO_PROCESS with who = 0
     // sets the nice value of the calling thread only (it is a per-thread attribute).
