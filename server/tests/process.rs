@@ -477,20 +477,22 @@ async fn a_game_cut_by_a_crash_resumes_at_the_next_start() {
     assert!(server.terminate().success());
 }
 
-/// (name, scheduling policy, real-time priority) of each thread of process `pid`.
-fn threads_of(pid: u32) -> Vec<(String, u32, u32)> {
+/// (name, scheduling policy, real-time priority, nice value) of each thread of process
+/// `pid`.
+fn threads_of(pid: u32) -> Vec<(String, u32, u32, i32)> {
     let mut threads = Vec::new();
     for entry in std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc") {
         let dir = entry.expect("a thread").path();
         let name = std::fs::read_to_string(dir.join("comm")).expect("comm");
         let stat = std::fs::read_to_string(dir.join("stat")).expect("stat");
-        // After the name's closing parenthesis: field 3 (state) on; rt_priority is field
-        // 40 and policy field 41 (proc(5)).
+        // After the name's closing parenthesis: field 3 (state) on; nice is field 19,
+        // rt_priority field 40 and policy field 41 (proc(5)).
         let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..]
             .split_whitespace()
             .collect();
         let (rt_priority, policy) = (fields[37].parse().unwrap(), fields[38].parse().unwrap());
-        threads.push((name.trim().to_string(), policy, rt_priority));
+        let nice = fields[16].parse().unwrap();
+        threads.push((name.trim().to_string(), policy, rt_priority, nice));
     }
     threads
 }
@@ -539,6 +541,40 @@ async fn the_deadline_threads_run_real_time_when_asked() {
     )
     .await;
     until_event(&mut black, |e| matches!(e, Event::GameEnded { .. })).await;
+}
+
+/// `--worker-nice` gives the runtime's threads that nice value when the system allows it
+/// (else they keep theirs), and the store's writer still yields to them (nice 10).
+#[tokio::test]
+async fn the_workers_take_the_nice_value_asked() {
+    let allowed = std::thread::spawn(|| server::priority::nice(-5).is_ok())
+        .join()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (asked, expected) in [("-5", if allowed { -5 } else { 0 }), ("0", 0)] {
+        let server = Server::start_with(
+            &dir.path().join(format!("n{asked}.db")),
+            0,
+            &["--worker-nice", asked],
+            &[],
+        );
+        let threads = threads_of(server.child.id());
+        let workers: Vec<_> = threads
+            .iter()
+            .filter(|t| t.0 == "tokio-rt-worker")
+            .collect();
+        assert!(!workers.is_empty(), "{threads:?}");
+        assert!(
+            workers.iter().all(|t| t.3 == expected),
+            "--worker-nice {asked}: {threads:?}"
+        );
+        let store: Vec<_> = threads.iter().filter(|t| t.0 == "tamsk-store").collect();
+        assert_eq!(store.len(), 1, "{threads:?}");
+        assert_eq!(store[0].3, 10, "the store's writer yields: {threads:?}");
+    }
+    if !allowed {
+        eprintln!("a negative nice value is not allowed here: only the fallback was checked");
+    }
 }
 
 /// A node of a cluster needs a database the nodes share: with `--nats` and an SQLite
