@@ -11,6 +11,7 @@
 #
 #   scripts/bench-nodes.sh [tamsk-load options...]   (default: 200 games, 1 watcher,
 #                                                     600 moves/s, 8 s)
+#   NODE_ARGS="--worker-nice 0" scripts/bench-nodes.sh  (more flags for every node)
 # Uses target/release binaries: cargo build --release --bin tamsk-server --bin tamsk-load
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -94,7 +95,7 @@ run() {
     RUST_LOG=warn "$SERVER" --listen "127.0.0.1:$port" --db "$(db_url "$db")" \
       --nats "nats://127.0.0.1:$NATS_PORT" --node-id "bench$n-$i" \
       --max-conns-per-ip 100000 --rate-per-sec 1000 --rate-burst 2000 --max-connections 100000 \
-      --ip-conn-burst 100000 --ip-rate-per-sec 1000000 --ip-rate-burst 1000000 --ip-register-burst 100000 >"$WORK/node$n-$i.log" 2>&1 &
+      --ip-conn-burst 100000 --ip-rate-per-sec 1000000 --ip-rate-burst 1000000 --ip-register-burst 100000 ${NODE_ARGS:-} >"$WORK/node$n-$i.log" 2>&1 &
     node_pids+=($!)
     PIDS+=($!)
     wait_ready "$port" "$WORK/node$n-$i.log"
