@@ -153,21 +153,18 @@ async fn a_watcher_is_pinged_a_third_as_often_as_a_player() {
     );
 }
 
-/// The `lag` report comes after the first measurement and then only when the estimate
-/// changed: an unchanged one is news to nobody (a frame saved per ping on a steady line).
-#[tokio::test]
-async fn a_lag_report_comes_only_when_the_estimate_changed() {
-    let config = server::Config {
-        ping_interval: Duration::from_millis(10),
-        first_ping: Some(Duration::from_millis(10)),
-        ..test_config()
-    };
-    let server = TestServer::start_with(config).await;
-    let mut client = Client::new_player(&server, "Steady").await;
+/// Reads frames until `pings` more websocket pings came, holding each pong back by
+/// `hold` (the library sends it at the next read); returns the `lag` reports on the way.
+async fn answer_pings(client: &mut Client, pings: u64, hold: Duration) -> Vec<u64> {
     let mut reports = Vec::new();
-    while client.pings < 30 {
+    let until = client.pings + pings;
+    while client.pings < until {
         match within("a frame", client.ws.next()).await {
-            Some(Ok(Message::Ping(_))) => client.pings += 1,
+            Some(Ok(Message::Ping(_))) => {
+                client.pings += 1;
+                // A far client: its pong leaves `hold` later.
+                tokio::time::sleep(hold).await;
+            }
             Some(Ok(Message::Text(text))) => {
                 if let Ok(ServerFrame::Message(ServerMessage::Lag { rtt_ms })) =
                     serde_json::from_str(text.as_str())
@@ -179,16 +176,64 @@ async fn a_lag_report_comes_only_when_the_estimate_changed() {
             other => panic!("the connection ended: {other:?}"),
         }
     }
+    reports
+}
+
+/// The `lag` report comes after the first measurement and then only when the estimate
+/// moved by 10 ms or more from the last one reported (as a seat's `lag` change in its
+/// games): an unchanged one is news to nobody, and a jitter of a few milliseconds cost a
+/// frame at most pings. The `pong` of a JSON `ping` carries the estimate itself.
+#[tokio::test]
+async fn a_lag_report_comes_only_when_the_estimate_moved_by_10_ms() {
+    let config = server::Config {
+        // A connection with no seat is pinged at every third interval: every 120 ms.
+        ping_interval: Duration::from_millis(40),
+        first_ping: Some(Duration::from_millis(10)),
+        ..test_config()
+    };
+    let server = TestServer::start_with(config).await;
+    let mut client = Client::new_player(&server, "Steady").await;
+    // Answered at once: the first measurement is reported.
+    let mut reports = answer_pings(&mut client, 5, Duration::ZERO).await;
     assert!(!reports.is_empty(), "the first measurement is reported");
+    let quick = reports.len();
+    // Then 50 ms away: the estimate climbs by quarters towards 50, reported in steps.
+    reports.extend(answer_pings(&mut client, 12, Duration::from_millis(50)).await);
+    assert!(
+        reports.len() >= quick + 2,
+        "the climb towards 50 ms is reported: {reports:?}"
+    );
     for pair in reports.windows(2) {
-        assert_ne!(
-            pair[0], pair[1],
-            "an unchanged estimate reported: {reports:?}"
+        assert!(
+            pair[0].abs_diff(pair[1]) >= 10,
+            "a change under 10 ms reported: {reports:?}"
         );
     }
+    // The estimate now, from a `pong` (a report it brought comes before it): within a
+    // step of the last report.
+    client
+        .send(&ClientMessage::Ping {
+            client_ms: Some(1),
+            lag_ms: None,
+        })
+        .await;
+    let estimate = loop {
+        match within("a pong", client.ws.next()).await {
+            Some(Ok(Message::Text(text))) => match serde_json::from_str(text.as_str()) {
+                Ok(ServerFrame::Message(ServerMessage::Lag { rtt_ms })) => reports.push(rtt_ms),
+                Ok(ServerFrame::Message(ServerMessage::Pong { lag_ms, .. })) => {
+                    break lag_ms.expect("measured")
+                }
+                _ => {}
+            },
+            Some(Ok(_)) => {}
+            other => panic!("the connection ended: {other:?}"),
+        }
+    };
+    let last = *reports.last().expect("reports");
     assert!(
-        reports.len() < 30,
-        "{} reports for 30 pings: {reports:?}",
-        reports.len()
+        last.abs_diff(estimate) < 10,
+        "estimate {estimate} ms, last reported {last} ms: {reports:?}"
     );
+    assert!(estimate >= 30, "the estimate climbed: {estimate} ms");
 }

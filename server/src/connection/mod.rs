@@ -113,7 +113,7 @@ struct Conn {
     /// The estimate last reported to the client, and the one every local game it sits in
     /// last got (`None`: one of them was busy and skipped it): an unchanged estimate is
     /// news to nobody, and a steady connection's pings then cost no frame and no wake-up
-    /// of its games.
+    /// of its games. The client hears of a change of `LAG_STEP_MS` or more only.
     reported_lag: Option<u64>,
     told_lag: Option<u64>,
     /// While a client message is handled: what its answers echo.
@@ -292,7 +292,12 @@ impl Conn {
     fn measured(&mut self, rtt_ms: u64, received: Instant) {
         self.lag.observe(rtt_ms);
         let Some(lag) = self.lag.ms() else { return };
-        if self.reported_lag != Some(lag) {
+        // Reported as the games publish a seat's lag: when it moved by `LAG_STEP_MS` or
+        // more. At every millisecond of change four pings in five brought a frame.
+        if self
+            .reported_lag
+            .is_none_or(|told| told.abs_diff(lag) >= crate::room::LAG_STEP_MS)
+        {
             self.reported_lag = Some(lag);
             self.send(&ServerMessage::Lag { rtt_ms: lag });
         }
