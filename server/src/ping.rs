@@ -24,6 +24,23 @@ impl Pinger {
         sent.0.to_be_bytes()
     }
 
+    /// The payload of a new ping that is not written yet: it is timed from
+    /// [`Pinger::written`]. An unanswered earlier ping is given up.
+    pub fn next_held(&self) -> [u8; 8] {
+        let mut sent = self.sent.lock().expect("ping lock");
+        sent.0 += 1;
+        sent.1 = None;
+        sent.0.to_be_bytes()
+    }
+
+    /// The ping of `payload` goes to the socket now (unless a newer one replaced it).
+    pub fn written(&self, payload: &[u8; 8]) {
+        let mut sent = self.sent.lock().expect("ping lock");
+        if sent.0.to_be_bytes() == *payload {
+            sent.1 = Some(Instant::now());
+        }
+    }
+
     /// The round trip of the ping that `payload` answers, if it answers the one in flight.
     pub fn answer(&self, payload: &[u8], at: Instant) -> Option<u64> {
         let mut sent = self.sent.lock().expect("ping lock");
@@ -80,6 +97,22 @@ mod tests {
         assert_eq!(p.answer(b"junk", now), None);
         assert_eq!(p.answer(&second, now), Some(0));
         assert_eq!(p.answer(&second, now), None, "answered once");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_held_ping_is_timed_from_its_write_and_unanswerable_before() {
+        let p = Pinger::default();
+        let held = p.next_held();
+        assert_eq!(p.answer(&held, Instant::now()), None, "not written yet");
+        tokio::time::advance(std::time::Duration::from_millis(300)).await;
+        p.written(&held);
+        tokio::time::advance(std::time::Duration::from_millis(40)).await;
+        assert_eq!(p.answer(&held, Instant::now()), Some(40), "from the write");
+        // A write of a ping given up for a newer one times nothing.
+        let old = p.next_held();
+        let new = p.next_held();
+        p.written(&old);
+        assert_eq!(p.answer(&new, Instant::now()), None);
     }
 
     #[test]

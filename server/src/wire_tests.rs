@@ -318,3 +318,119 @@ fn a_watched_frame_is_refused_past_its_backlog_and_a_seats_is_not() {
     let empty = Wire::new(Fake::taking(1 << 10), 4);
     assert_eq!(empty.send_watched(text("g"), 0, true), Err(Refused::Full));
 }
+
+/// A held ping is answerable once it is written, and timed from then.
+fn held(wire: &Wire, pinger: &Arc<Pinger>) -> [u8; 8] {
+    let payload = pinger.next_held();
+    wire.ping_with_next(payload, pinger.clone()).unwrap();
+    payload
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_held_ping_goes_out_with_the_next_frame_in_one_write_and_first() {
+    let fake = Fake::taking(1 << 20);
+    let wire = Wire::new(fake.clone(), 4);
+    let pinger = Arc::new(Pinger::default());
+    let payload = held(&wire, &pinger);
+    assert_eq!(fake.0.lock().unwrap().writes, 0, "held, not written");
+    assert_eq!(wire.waiting(), 0);
+    let later = tokio::time::Instant::now() + std::time::Duration::from_millis(30);
+    assert_eq!(pinger.answer(&payload, later), None, "not on the wire yet");
+    tokio::time::advance(std::time::Duration::from_millis(500)).await;
+    wire.send(text("{\"t\":\"event\"}")).unwrap();
+    assert_eq!(fake.0.lock().unwrap().writes, 1, "one write for both");
+    assert_eq!(
+        fake.frames(),
+        vec![
+            (0x9, payload.to_vec()),
+            (0x1, b"{\"t\":\"event\"}".to_vec())
+        ]
+    );
+    let later = tokio::time::Instant::now() + std::time::Duration::from_millis(30);
+    assert_eq!(
+        pinger.answer(&payload, later),
+        Some(30),
+        "timed from the write, not from the hold"
+    );
+    // Taken: the next frame goes alone.
+    wire.send(text("next")).unwrap();
+    assert_eq!(fake.frames().len(), 3);
+    assert_eq!(wire.release_ping(), Ok(false), "nothing held any more");
+}
+
+#[test]
+fn a_held_ping_no_frame_took_is_written_alone_when_released() {
+    let fake = Fake::taking(1 << 20);
+    let wire = Wire::new(fake.clone(), 4);
+    let pinger = Arc::new(Pinger::default());
+    assert_eq!(wire.release_ping(), Ok(false));
+    let payload = held(&wire, &pinger);
+    assert_eq!(wire.release_ping(), Ok(true));
+    assert_eq!(fake.frames(), vec![(0x9, payload.to_vec())]);
+    assert!(pinger
+        .answer(&payload, tokio::time::Instant::now())
+        .is_some());
+    assert_eq!(wire.release_ping(), Ok(false), "written once");
+}
+
+#[test]
+fn a_ping_and_a_frame_the_socket_takes_in_part_keep_their_order() {
+    // Less than the ping (10 bytes) and the frame together.
+    let fake = Fake::taking(13);
+    let wire = Wire::new(fake.clone(), 4);
+    let pinger = Arc::new(Pinger::default());
+    let payload = held(&wire, &pinger);
+    wire.send(text("a frame of some length")).unwrap();
+    assert_eq!(
+        wire.waiting(),
+        1,
+        "the frame's rest waits; the ping went whole"
+    );
+    wire.send(text("after")).unwrap();
+    fake.give(1 << 10);
+    assert_eq!(write_out(&wire), Poll::Ready(Ok(())));
+    assert_eq!(
+        fake.frames(),
+        vec![
+            (0x9, payload.to_vec()),
+            (0x1, b"a frame of some length".to_vec()),
+            (0x1, b"after".to_vec()),
+        ]
+    );
+    // Cut inside the ping itself.
+    let fake = Fake::taking(4);
+    let wire = Wire::new(fake.clone(), 4);
+    let payload = held(&wire, &pinger);
+    wire.send(text("x")).unwrap();
+    assert_eq!(wire.waiting(), 2, "the ping's rest and the frame wait");
+    fake.give(1 << 10);
+    assert_eq!(write_out(&wire), Poll::Ready(Ok(())));
+    assert_eq!(
+        fake.frames(),
+        vec![(0x9, payload.to_vec()), (0x1, b"x".to_vec())]
+    );
+}
+
+#[test]
+fn a_held_ping_waits_behind_frames_already_waiting_and_never_follows_a_close() {
+    let fake = Fake::taking(0);
+    let wire = Wire::new(fake.clone(), 4);
+    let pinger = Arc::new(Pinger::default());
+    wire.send(text("stuck")).unwrap();
+    let payload = held(&wire, &pinger);
+    assert_eq!(wire.waiting(), 2, "queued at once behind what waits");
+    fake.give(1 << 10);
+    assert_eq!(write_out(&wire), Poll::Ready(Ok(())));
+    assert_eq!(
+        fake.frames(),
+        vec![(0x1, b"stuck".to_vec()), (0x9, payload.to_vec())]
+    );
+    // Held, then the connection closes: the close frame goes alone.
+    let fake = Fake::taking(1 << 10);
+    let wire = Wire::new(fake.clone(), 4);
+    let payload = held(&wire, &pinger);
+    wire.close_frame(None).unwrap();
+    assert_eq!(fake.frames(), vec![(0x8, Vec::new())]);
+    assert_eq!(wire.release_ping(), Ok(false));
+    assert_eq!(pinger.answer(&payload, tokio::time::Instant::now()), None);
+}

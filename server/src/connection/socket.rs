@@ -178,22 +178,15 @@ impl Socket {
         // above and this poll but the connection's end.)
         if !same_task || due(&self.ping, now) {
             while self.ping.as_mut().poll(cx).is_ready() {
-                self.ticks += 1;
-                if self.ticks >= self.unseated_every || self.seated.any() {
-                    self.ticks = 0;
-                    let payload = self.pinger.next();
-                    match self.wire.ping(payload.to_vec().into()) {
-                        Ok(()) => {}
-                        // As any sender that finds the queue full (`Peer::send`).
-                        Err(crate::wire::Refused::Full) => {
-                            self.kill
-                                .kill(crate::peer::CLOSE_SLOW, crate::peer::QUEUE_FULL);
-                            return Poll::Ready(Event::Killed);
-                        }
-                        Err(crate::wire::Refused::Closed) => {
-                            return Poll::Ready(Event::WriteFailed)
-                        }
+                match self.tick() {
+                    Ok(()) => {}
+                    // As any sender that finds the queue full (`Peer::send`).
+                    Err(crate::wire::Refused::Full) => {
+                        self.kill
+                            .kill(crate::peer::CLOSE_SLOW, crate::peer::QUEUE_FULL);
+                        return Poll::Ready(Event::Killed);
                     }
+                    Err(crate::wire::Refused::Closed) => return Poll::Ready(Event::WriteFailed),
                 }
                 let next = Instant::now() + self.ping_every;
                 self.ping.as_mut().reset(next);
@@ -236,6 +229,29 @@ impl Socket {
             self.idle_armed = true;
         }
         Poll::Pending
+    }
+
+    /// The ping timer fired: a ping held at the last tick that no frame took out goes
+    /// now (it is this tick's); else a seat's ping is held for the next frame sent to the
+    /// connection (a player gets one every few seconds: `Wire::ping_with_next`), and any
+    /// other connection's is written at every `unseated_every`-th tick.
+    fn tick(&mut self) -> Result<(), crate::wire::Refused> {
+        self.ticks += 1;
+        if self.wire.release_ping()? {
+            self.ticks = 0;
+            return Ok(());
+        }
+        let seated = self.seated.any();
+        if self.ticks < self.unseated_every && !seated {
+            return Ok(());
+        }
+        self.ticks = 0;
+        if seated {
+            let payload = self.pinger.next_held();
+            self.wire.ping_with_next(payload, self.pinger.clone())
+        } else {
+            self.wire.ping(self.pinger.next().to_vec().into())
+        }
     }
 
     /// Closes the socket for `reason`: what waits on the wire (say, the error telling why)
