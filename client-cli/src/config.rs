@@ -117,15 +117,17 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    fn temp(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("tamsk-config-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir.join("sub").join("config.json")
+    /// A config path in a directory of its own (removed when the guard drops), under a
+    /// folder that does not exist yet.
+    fn temp() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("sub").join("config.json");
+        (dir, path)
     }
 
     #[test]
     fn round_trip_and_missing_file() {
-        let path = temp("rt");
+        let (_dir, path) = temp();
         assert_eq!(Config::load(&path).unwrap(), Config::default());
         let mut c = Config {
             server: Some("ws://x/ws".into()),
@@ -157,7 +159,7 @@ mod tests {
 
     #[test]
     fn a_broken_file_is_an_error_naming_it() {
-        let path = temp("broken");
+        let (_dir, path) = temp();
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "{not json").unwrap();
         let e = Config::load(&path).unwrap_err().to_string();
