@@ -11,33 +11,40 @@ use tokio::time::Instant;
 /// reader (which reads the answer).
 #[derive(Default)]
 pub struct Pinger {
+    sent: Mutex<Sent>,
+}
+
+#[derive(Default)]
+struct Sent {
+    /// The newest nonce given out (written or held).
+    last: u64,
     /// Nonce and write instant of the ping awaiting its pong.
-    sent: Mutex<(u64, Option<Instant>)>,
+    flight: Option<(u64, Instant)>,
 }
 
 impl Pinger {
     /// The payload of a new ping, written now. An unanswered earlier ping is given up.
     pub fn next(&self) -> [u8; 8] {
         let mut sent = self.sent.lock().expect("ping lock");
-        sent.0 += 1;
-        sent.1 = Some(Instant::now());
-        sent.0.to_be_bytes()
+        sent.last += 1;
+        sent.flight = Some((sent.last, Instant::now()));
+        sent.last.to_be_bytes()
     }
 
     /// The payload of a new ping that is not written yet: it is timed from
-    /// [`Pinger::written`]. An unanswered earlier ping is given up.
+    /// [`Pinger::written`], and the ping in flight is answerable until then.
     pub fn next_held(&self) -> [u8; 8] {
         let mut sent = self.sent.lock().expect("ping lock");
-        sent.0 += 1;
-        sent.1 = None;
-        sent.0.to_be_bytes()
+        sent.last += 1;
+        sent.last.to_be_bytes()
     }
 
-    /// The ping of `payload` goes to the socket now (unless a newer one replaced it).
+    /// The ping of `payload` goes to the socket now (unless a newer one replaced it): an
+    /// unanswered earlier ping is given up.
     pub fn written(&self, payload: &[u8; 8]) {
         let mut sent = self.sent.lock().expect("ping lock");
-        if sent.0.to_be_bytes() == *payload {
-            sent.1 = Some(Instant::now());
+        if sent.last.to_be_bytes() == *payload {
+            sent.flight = Some((sent.last, Instant::now()));
         }
     }
 
@@ -45,9 +52,9 @@ impl Pinger {
     pub fn answer(&self, payload: &[u8], at: Instant) -> Option<u64> {
         let mut sent = self.sent.lock().expect("ping lock");
         let nonce = u64::from_be_bytes(payload.try_into().ok()?);
-        match *sent {
-            (n, Some(t)) if n == nonce => {
-                sent.1 = None;
+        match sent.flight {
+            Some((n, t)) if n == nonce => {
+                sent.flight = None;
                 Some(at.saturating_duration_since(t).as_millis() as u64)
             }
             _ => None,
@@ -108,11 +115,25 @@ mod tests {
         p.written(&held);
         tokio::time::advance(std::time::Duration::from_millis(40)).await;
         assert_eq!(p.answer(&held, Instant::now()), Some(40), "from the write");
+        // The ping in flight is answered while a newer one is held, not once it is written.
+        let flying = p.next();
+        let newer = p.next_held();
+        assert_eq!(
+            p.answer(&flying, Instant::now()),
+            Some(0),
+            "still in flight"
+        );
+        let flying = p.next();
+        let held = p.next_held();
+        p.written(&held);
+        assert_eq!(p.answer(&flying, Instant::now()), None, "given up");
+        assert_eq!(p.answer(&newer, Instant::now()), None, "never written");
         // A write of a ping given up for a newer one times nothing.
         let old = p.next_held();
         let new = p.next_held();
         p.written(&old);
         assert_eq!(p.answer(&new, Instant::now()), None);
+        assert_eq!(p.answer(&old, Instant::now()), None);
     }
 
     #[test]

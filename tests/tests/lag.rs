@@ -240,3 +240,51 @@ async fn a_lag_report_comes_only_when_the_estimate_moved_by_10_ms() {
     );
     assert!(estimate >= 30, "the estimate climbed: {estimate} ms");
 }
+
+/// A seat's game hears of its lag by the same rule as the client: when the estimate moved
+/// by 10 ms or more. A player whose pongs come 50 ms late is seen by his opponent to climb
+/// in steps of 10 ms or more, up to within a step of the estimate itself.
+#[tokio::test]
+async fn the_opponent_sees_a_seats_lag_climb_in_steps_up_to_the_estimate() {
+    let config = server::Config {
+        ping_interval: Duration::from_millis(40),
+        ..test_config()
+    };
+    let server = TestServer::start_with(config).await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let me = red.seat();
+    // Near first (measured at a millisecond or two), then 50 ms away.
+    answer_pings(&mut red.client, 4, Duration::ZERO).await;
+    answer_pings(&mut red.client, 12, Duration::from_millis(50)).await;
+    red.client
+        .send(&ClientMessage::Ping {
+            client_ms: None,
+            lag_ms: None,
+        })
+        .await;
+    let estimate = loop {
+        if let ServerMessage::Pong { lag_ms, .. } = red.client.recv().await {
+            break lag_ms.expect("measured");
+        }
+    };
+    assert!(estimate >= 30, "the estimate climbed: {estimate} ms");
+    let mut seen: Vec<u64> = Vec::new();
+    while seen.last().is_none_or(|l| l.abs_diff(estimate) >= 10) {
+        let ev = black
+            .until_change(
+                "the opponent's lag reaching the estimate",
+                |c| matches!(c, Change::Lag { player, .. } if *player == me),
+            )
+            .await;
+        if let Change::Lag { rtt_ms, .. } = ev.change {
+            seen.push(rtt_ms);
+        }
+    }
+    assert!(seen.len() >= 2, "the climb is published in steps: {seen:?}");
+    for pair in seen.windows(2) {
+        assert!(
+            pair[0].abs_diff(pair[1]) >= 10,
+            "a change under 10 ms published: {seen:?}"
+        );
+    }
+}

@@ -301,9 +301,16 @@ impl Conn {
             self.reported_lag = Some(lag);
             self.send(&ServerMessage::Lag { rtt_ms: lag });
         }
-        self.peer.seated.set_lag(lag);
-        // A game the player sits down in later takes the estimate from `seated`.
-        if self.told_lag != Some(lag) {
+        // The games are told by the same rule, so that a game is woken only for a change
+        // it will publish: each game's last recorded lag is the value last told (a game
+        // the player sits down in later takes it from `seated`), unless a busy game
+        // missed one (then the next measurement goes to all, and a game that did not miss
+        // may keep a value within a step of it).
+        if self
+            .told_lag
+            .is_none_or(|told| told.abs_diff(lag) >= crate::room::LAG_STEP_MS)
+        {
+            self.peer.seated.set_lag(lag);
             // Best effort: a busy game skips one measurement rather than wait, and is
             // told again at the next.
             let mut told = true;
