@@ -25,10 +25,9 @@ struct Sent {
 impl Pinger {
     /// The payload of a new ping, written now. An unanswered earlier ping is given up.
     pub fn next(&self) -> [u8; 8] {
-        let mut sent = self.sent.lock().expect("ping lock");
-        sent.last += 1;
-        sent.flight = Some((sent.last, Instant::now()));
-        sent.last.to_be_bytes()
+        let payload = self.next_held();
+        self.written(&payload);
+        payload
     }
 
     /// The payload of a new ping that is not written yet: it is timed from
@@ -41,9 +40,9 @@ impl Pinger {
 
     /// The ping of `payload` goes to the socket now (unless a newer one replaced it): an
     /// unanswered earlier ping is given up.
-    pub fn written(&self, payload: &[u8; 8]) {
+    pub fn written(&self, payload: &[u8]) {
         let mut sent = self.sent.lock().expect("ping lock");
-        if sent.last.to_be_bytes() == *payload {
+        if sent.last.to_be_bytes() == payload {
             sent.flight = Some((sent.last, Instant::now()));
         }
     }

@@ -16,6 +16,13 @@ use crate::history::History;
 /// a node sends a remote seat's lag to its game's owner by the same rule.
 pub const LAG_STEP_MS: u64 = 10;
 
+/// A round trip worth telling after `last` (the value last told, if any): the first, or
+/// one that moved by [`LAG_STEP_MS`] or more. The one rule of the room's `lag` entries, a
+/// connection's own `lag` report, and what a node tells its games, here or elsewhere.
+pub fn lag_moved(last: Option<u64>, rtt_ms: u64) -> bool {
+    last.is_none_or(|l| l.abs_diff(rtt_ms) >= LAG_STEP_MS)
+}
+
 /// What a room did, in the order it did it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Out {
@@ -318,8 +325,7 @@ impl Room {
         // The engine judges with what the entry keeps, as a replica will.
         let rtt_ms = entry_ms(rtt_ms);
         let last = &mut self.lag_ms[player.index()];
-        if last.is_some_and(|l| l.abs_diff(rtt_ms.into()) < LAG_STEP_MS) || !self.game.is_playing()
-        {
+        if !lag_moved(*last, rtt_ms.into()) || !self.game.is_playing() {
             return;
         }
         *last = Some(rtt_ms.into());
@@ -376,5 +382,20 @@ impl Room {
             now_ms,
             change,
         }));
+    }
+}
+
+#[cfg(test)]
+mod lag_tests {
+    use super::lag_moved;
+
+    #[test]
+    fn a_lag_is_told_the_first_time_and_after_a_step_of_10_ms_either_way() {
+        assert!(lag_moved(None, 0));
+        assert!(!lag_moved(Some(50), 50));
+        assert!(!lag_moved(Some(50), 59));
+        assert!(!lag_moved(Some(50), 41));
+        assert!(lag_moved(Some(50), 60));
+        assert!(lag_moved(Some(50), 40));
     }
 }

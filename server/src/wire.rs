@@ -164,7 +164,6 @@ struct State {
 /// A held ping, and whom to tell when it is written (it is timed from then).
 struct Rider {
     frame: Frame,
-    payload: [u8; 8],
     pinger: Arc<Pinger>,
 }
 
@@ -249,11 +248,7 @@ impl Wire {
         let frame = Frame::new(PING, Payload::Bytes(Bytes::copy_from_slice(&payload)));
         if state.waiting.is_empty() {
             // A ping held before is given up (the pinger waits for the newer one only).
-            state.rider = Some(Rider {
-                frame,
-                payload,
-                pinger,
-            });
+            state.rider = Some(Rider { frame, pinger });
             return Ok(());
         }
         pinger.written(&payload);
@@ -268,7 +263,7 @@ impl Wire {
         let Some(rider) = state.rider.take() else {
             return Ok(false);
         };
-        rider.pinger.written(&rider.payload);
+        rider.pinger.written(rider.frame.payload());
         self.push_locked(state, rider.frame, Kind::Counted, true, self.cap)
             .map(|()| true)
     }
@@ -327,7 +322,7 @@ impl Wire {
         let rider = state.rider.take().filter(|_| kind != Kind::Close);
         let frames = [
             rider.map(|r| {
-                r.pinger.written(&r.payload);
+                r.pinger.written(r.frame.payload());
                 r.frame
             }),
             Some(frame),

@@ -182,6 +182,31 @@ async fn answer_pings(client: &mut Client, pings: u64, hold: Duration) -> Vec<u6
     reports
 }
 
+/// The server's lag estimate of `client` now, from the `pong` of a JSON `ping`, and the
+/// `lag` reports read on the way (one the estimate brought comes before the `pong`).
+async fn estimate(client: &mut Client) -> (u64, Vec<u64>) {
+    client
+        .send(&ClientMessage::Ping {
+            client_ms: Some(1),
+            lag_ms: None,
+        })
+        .await;
+    let mut reports = Vec::new();
+    loop {
+        match within("a pong", client.ws.next()).await {
+            Some(Ok(Message::Text(text))) => match serde_json::from_str(text.as_str()) {
+                Ok(ServerFrame::Message(ServerMessage::Lag { rtt_ms })) => reports.push(rtt_ms),
+                Ok(ServerFrame::Message(ServerMessage::Pong { lag_ms, .. })) => {
+                    return (lag_ms.expect("measured"), reports)
+                }
+                _ => {}
+            },
+            Some(Ok(_)) => {}
+            other => panic!("the connection ended: {other:?}"),
+        }
+    }
+}
+
 /// The `lag` report comes after the first measurement and then only when the estimate
 /// moved by 10 ms or more from the last one reported (as a seat's `lag` change in its
 /// games): an unchanged one is news to nobody, and a jitter of a few milliseconds cost a
@@ -214,25 +239,8 @@ async fn a_lag_report_comes_only_when_the_estimate_moved_by_10_ms() {
     }
     // The estimate now, from a `pong` (a report it brought comes before it): within a
     // step of the last report.
-    client
-        .send(&ClientMessage::Ping {
-            client_ms: Some(1),
-            lag_ms: None,
-        })
-        .await;
-    let estimate = loop {
-        match within("a pong", client.ws.next()).await {
-            Some(Ok(Message::Text(text))) => match serde_json::from_str(text.as_str()) {
-                Ok(ServerFrame::Message(ServerMessage::Lag { rtt_ms })) => reports.push(rtt_ms),
-                Ok(ServerFrame::Message(ServerMessage::Pong { lag_ms, .. })) => {
-                    break lag_ms.expect("measured")
-                }
-                _ => {}
-            },
-            Some(Ok(_)) => {}
-            other => panic!("the connection ended: {other:?}"),
-        }
-    };
+    let (estimate, on_the_way) = estimate(&mut client).await;
+    reports.extend(on_the_way);
     let last = *reports.last().expect("reports");
     assert!(
         last.abs_diff(estimate) < 10,
@@ -256,17 +264,7 @@ async fn the_opponent_sees_a_seats_lag_climb_in_steps_up_to_the_estimate() {
     // Near first (measured at a millisecond or two), then 50 ms away.
     answer_pings(&mut red.client, 4, Duration::ZERO).await;
     answer_pings(&mut red.client, 12, Duration::from_millis(50)).await;
-    red.client
-        .send(&ClientMessage::Ping {
-            client_ms: None,
-            lag_ms: None,
-        })
-        .await;
-    let estimate = loop {
-        if let ServerMessage::Pong { lag_ms, .. } = red.client.recv().await {
-            break lag_ms.expect("measured");
-        }
-    };
+    let (estimate, _) = estimate(&mut red.client).await;
     assert!(estimate >= 30, "the estimate climbed: {estimate} ms");
     let mut seen: Vec<u64> = Vec::new();
     while seen.last().is_none_or(|l| l.abs_diff(estimate) >= 10) {

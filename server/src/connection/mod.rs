@@ -17,6 +17,7 @@ use crate::hub::Hub;
 use crate::limits::{IpGuard, Limiter, Verdict};
 use crate::peer::{Kill, Peer, PlayerRec};
 use crate::ping::{LagEstimate, Pinger};
+use crate::room::lag_moved;
 use crate::rooms::GameCmd;
 
 mod handle;
@@ -294,10 +295,7 @@ impl Conn {
         let Some(lag) = self.lag.ms() else { return };
         // Reported as the games publish a seat's lag: when it moved by `LAG_STEP_MS` or
         // more. At every millisecond of change four pings in five brought a frame.
-        if self
-            .reported_lag
-            .is_none_or(|told| told.abs_diff(lag) >= crate::room::LAG_STEP_MS)
-        {
+        if lag_moved(self.reported_lag, lag) {
             self.reported_lag = Some(lag);
             self.send(&ServerMessage::Lag { rtt_ms: lag });
         }
@@ -306,10 +304,7 @@ impl Conn {
         // the player sits down in later takes it from `seated`), unless a busy game
         // missed one (then the next measurement goes to all, and a game that did not miss
         // may keep a value within a step of it).
-        if self
-            .told_lag
-            .is_none_or(|told| told.abs_diff(lag) >= crate::room::LAG_STEP_MS)
-        {
+        if lag_moved(self.told_lag, lag) {
             self.peer.seated.set_lag(lag);
             // Best effort: a busy game skips one measurement rather than wait, and is
             // told again at the next.

@@ -3,7 +3,7 @@
 //! asks done once its lock is released (see the parent module).
 
 use super::*;
-use crate::room::LAG_STEP_MS;
+use crate::room::lag_moved;
 
 impl Cluster {
     /// Client side: `conn` follows `game` (a join or watch is about to go to its owner):
@@ -111,8 +111,8 @@ impl Cluster {
     }
 
     /// Client side: `conn` measured a round trip of `rtt_ms`: the remote games it is
-    /// seated in whose owner should be told, the first time or when it moved by
-    /// [`LAG_STEP_MS`] or more since the last told (the owner's game would not publish a
+    /// seated in whose owner should be told by [`lag_moved`]: the first time, or when it
+    /// moved by 10 ms or more since the last told (the owner's game would not publish a
     /// smaller change: a NATS message saved per seat and ping on a steady connection).
     pub(in crate::cluster) fn lag_due(&self, conn: u64, rtt_ms: u64) -> Vec<GameId> {
         let Some(mut seats) = self.fans.seats.get_mut(&conn) else {
@@ -120,10 +120,7 @@ impl Cluster {
         };
         let mut due = Vec::new();
         for seat in seats.iter_mut() {
-            if seat
-                .lag_sent
-                .is_none_or(|sent| sent.abs_diff(rtt_ms) >= LAG_STEP_MS)
-            {
+            if lag_moved(seat.lag_sent, rtt_ms) {
                 seat.lag_sent = Some(rtt_ms);
                 due.push(seat.game);
             }
