@@ -201,6 +201,12 @@ impl GameTask {
                     }
                     continue;
                 }
+                // The alarm thread ran this task for its deadline, which is done: the rest
+                // is the workers' (it would hold up other games' deadlines).
+                if !self.deferred.is_empty() && crate::alarm::direct::on_alarm_thread() {
+                    crate::alarm::direct::yield_to_workers().await;
+                    continue;
+                }
                 if let Some(cmd) = self.deferred.pop_front() {
                     self.handle(cmd);
                     continue;

@@ -6,9 +6,10 @@
 //! the same cores), a thread woken at a deadline waits for the kernel to give it a core
 //! (less with a lower nice value, but still): at 18,000 sockets on 2 cores that wait was the whole of the
 //! timers' late tail (BENCHMARKS.md). A `SCHED_FIFO` thread takes a core as soon as it is
-//! woken. The threads that get it do little work (the alarm thread wakes tasks; the
-//! games' threads run game logic), and the kernel still keeps 5% of every second for the
-//! others (`sched_rt_runtime_us`).
+//! woken. The threads that get it do little work (the alarm thread wakes tasks and runs
+//! the games that are due, at most 2 ms in 10: `alarm::direct`; the games' threads run
+//! game logic), and the kernel still keeps 5% of every second for the others
+//! (`sched_rt_runtime_us`).
 
 use std::io;
 

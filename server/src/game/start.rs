@@ -210,8 +210,18 @@ impl GameTask {
         (task, rx)
     }
 
-    pub(super) fn launch(self, rx: crate::outbox::Receiver<GameCmd>) {
+    /// Starts the task. With an alarm thread, that thread runs the task itself at its
+    /// deadlines when it can (`alarm::direct`): a death is announced on time even while
+    /// the runtime's workers are busy.
+    pub(super) fn launch(mut self, rx: crate::outbox::Receiver<GameCmd>) {
         let rooms = self.rooms.clone();
-        rooms.spawn_game(self.run(rx));
+        match self.alarm.as_mut() {
+            Some(alarm) => {
+                let direct = crate::alarm::direct::Direct::default();
+                alarm.run_by_alarm_thread(direct.slot());
+                rooms.spawn_game(direct.run(self.run(rx)));
+            }
+            None => rooms.spawn_game(self.run(rx)),
+        }
     }
 }

@@ -37,6 +37,14 @@ async fn next_event(rx: &mut crate::outbox::Receiver<Utf8Bytes>) -> GameEvent {
 async fn pair(settings: Settings, config: Config) -> (Arc<Hub>, GameId, Seat, Seat) {
     let config = Config {
         precise_timer: false,
+        ..config
+    };
+    pair_on(settings, config).await
+}
+
+/// [`pair`] with `config` as it is (the alarm thread if it says so).
+async fn pair_on(settings: Settings, config: Config) -> (Arc<Hub>, GameId, Seat, Seat) {
+    let config = Config {
         game_threads: 0,
         ..config
     };
@@ -274,4 +282,52 @@ async fn a_move_goes_to_the_player_to_move_first_and_the_watchers_last() {
     // Black first, whose turn it now is (a connection's frames are written by the game
     // task as it hands them on, see `wire`), then the mover's echo, then the watcher.
     assert_eq!(log.order(), ["black", "red", "watcher"]);
+}
+
+/// With the alarm thread, a death is announced at its instant even while the runtime's
+/// only worker is busy: the alarm thread runs the game task itself (`alarm::direct`).
+#[tokio::test]
+async fn the_alarm_thread_announces_a_death_while_the_workers_are_busy() {
+    let settings = Settings {
+        turn_limit_ms: None,
+        hourglass_ms: 300,
+        ..Settings::blitz(Level::Two)
+    };
+    let config = Config {
+        precise_timer: true,
+        realtime_priority: 0,
+        ..Config::default()
+    };
+    let (hub, game, mut red, black) = pair_on(settings, config).await;
+    act(&hub, game, &red, mv("d1", "d2")).await;
+    let moved = next_event(&mut red.rx).await;
+    act(&hub, game, &black, mv("a1", "b1")).await;
+    next_event(&mut red.rx).await;
+    // Red's D, flipped at his move, dies 300 ms after it. Until then and after, this test
+    // holds the runtime's one thread: nothing of the runtime runs until it lets go.
+    let flipped = std::time::Instant::now();
+    let died = loop {
+        assert!(
+            flipped.elapsed() < Duration::from_secs(10),
+            "no death announced while the worker was busy"
+        );
+        match red.rx.try_recv() {
+            Ok(text) => {
+                let ServerMessage::Event(ev) = serde_json::from_str(text.as_str()).unwrap() else {
+                    continue;
+                };
+                if let Change::Play { events, .. } = &ev.change {
+                    if let Some(at) = events.iter().find_map(|e| match e {
+                        Event::HourglassDied { at, .. } => Some(*at),
+                        _ => None,
+                    }) {
+                        break at;
+                    }
+                }
+            }
+            Err(_) => std::hint::spin_loop(),
+        }
+    };
+    assert_eq!(died, moved.now_ms + 300, "its exact instant");
+    drop(hub);
 }
