@@ -188,6 +188,11 @@ impl GameTask {
                         continue;
                     }
                     if self.linger_until.is_some_and(|t| t <= w) {
+                        // Nothing to announce: the game closes on a worker.
+                        if crate::alarm::direct::on_alarm_thread() {
+                            crate::alarm::direct::yield_to_workers().await;
+                            continue;
+                        }
                         break;
                     }
                     self.rooms

@@ -331,3 +331,32 @@ async fn the_alarm_thread_announces_a_death_while_the_workers_are_busy() {
     assert_eq!(died, moved.now_ms + 300, "its exact instant");
     drop(hub);
 }
+
+/// With the alarm thread, a finished game still closes when its linger runs out: the
+/// alarm thread, which runs it at that deadline, hands its closing to the runtime (a
+/// hand-over that never came back would leave it open).
+#[tokio::test]
+async fn with_the_alarm_thread_an_ended_game_closes_after_its_linger() {
+    let config = Config {
+        precise_timer: true,
+        realtime_priority: 0,
+        linger: Duration::from_millis(50),
+        ..Config::default()
+    };
+    let (hub, game, mut red, _black) = pair_on(Settings::blitz(Level::One), config).await;
+    act(&hub, game, &red, Action::Resign).await;
+    let ended = next_event(&mut red.rx).await;
+    let Change::Play { events, .. } = &ended.change else {
+        panic!("a play: {ended:?}")
+    };
+    assert!(
+        events.iter().any(|e| matches!(e, Event::GameEnded { .. })),
+        "{ended:?}"
+    );
+    assert!(hub.game(game).is_some(), "listed while it lingers");
+    hub.game_tasks.close();
+    tokio::time::timeout(Duration::from_secs(10), hub.game_tasks.wait())
+        .await
+        .expect("the game's task ended after its linger");
+    assert!(hub.game(game).is_none());
+}
