@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
@@ -37,6 +38,9 @@ struct Shared {
     /// How late this thread woke each game: the rest of a game's lateness
     /// (`timer_lateness`) is its wait for a worker of the runtime.
     lateness: crate::metrics::Histogram,
+    /// Due tasks this thread ran itself, and those it woke for a worker instead.
+    ran: AtomicU64,
+    woken: AtomicU64,
 }
 
 #[derive(Default)]
@@ -77,7 +81,11 @@ impl Shared {
                     // Outside the lock: a task run or woken may set its alarm at once.
                     drop(state);
                     for (waker, slot) in ready.drain(..) {
-                        budget.run_or_wake(waker, slot.as_ref());
+                        let count = match budget.run_or_wake(waker, slot.as_ref()) {
+                            true => &self.ran,
+                            false => &self.woken,
+                        };
+                        count.fetch_add(1, Ordering::Relaxed);
                     }
                     state = self.lock();
                 }
@@ -100,6 +108,8 @@ impl Alarms {
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
             lateness: crate::metrics::Histogram::new(crate::metrics::LATENESS_BOUNDS),
+            ran: AtomicU64::new(0),
+            woken: AtomicU64::new(0),
         });
         let thread_shared = shared.clone();
         let (started, tid) = std::sync::mpsc::sync_channel(1);
@@ -119,6 +129,16 @@ impl Alarms {
     /// How late the alarm thread woke the games it woke.
     pub fn lateness(&self) -> crate::metrics::HistogramSnapshot {
         self.shared.lateness.snapshot()
+    }
+
+    /// Due tasks the alarm thread ran itself, and those it woke for a worker instead (a
+    /// worker was polling it, it was not one the thread may run, or the thread's share was
+    /// spent: see [`direct`]).
+    pub fn ran_and_woken(&self) -> (u64, u64) {
+        (
+            self.shared.ran.load(Ordering::Relaxed),
+            self.shared.woken.load(Ordering::Relaxed),
+        )
     }
 
     /// The alarm thread's id (for a look at its scheduling).

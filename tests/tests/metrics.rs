@@ -144,3 +144,31 @@ async fn metrics_parse_as_prometheus_text_and_count() {
     }
     assert!(resp.body.contains("tamsk_event_fanout_seconds_count "));
 }
+
+/// A deadline the alarm thread announced itself is counted: a first move not made in time
+/// (the abort bound, shortened) ends the game at its instant with nobody sending anything.
+#[tokio::test]
+async fn the_alarm_thread_counts_the_deadlines_it_announced() {
+    let server = TestServer::start_with(server::Config {
+        abort_ms: 200,
+        ..test_config()
+    })
+    .await;
+    let settings = Settings {
+        abort_ms: 200,
+        ..Settings::blitz(Level::One)
+    };
+    let (mut red, _black) = start_game(&server, &settings).await;
+    red.until("the abort", |e| {
+        matches!(e, protocol::game::Event::GameAborted { .. })
+    })
+    .await;
+    let resp = http_get(server.addr, "/metrics", None).await;
+    check_exposition(&resp.body);
+    let scrape = Scrape::parse(resp.body.lines().map(|l| Ok(l.to_string()))).expect("parses");
+    let ran = gauge_or_counter(&scrape, "tamsk_alarm_ran_total", None);
+    let woken = gauge_or_counter(&scrape, "tamsk_alarm_woken_total", None);
+    // Woken instead only if a worker polled the game at that very instant: nothing here
+    // sends it anything then.
+    assert!(ran >= 1.0, "ran {ran}, woken {woken}");
+}

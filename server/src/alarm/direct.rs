@@ -157,8 +157,8 @@ pub(super) struct Budget {
 }
 
 impl Budget {
-    /// Runs the task of `slot` here if it can and the budget allows; else wakes it.
-    pub(super) fn run_or_wake(&mut self, waker: Waker, slot: Option<&Weak<Slot>>) {
+    /// Runs the task of `slot` here if it can and the budget allows (true); else wakes it.
+    pub(super) fn run_or_wake(&mut self, waker: Waker, slot: Option<&Weak<Slot>>) -> bool {
         let slot = slot.and_then(Weak::upgrade);
         let ran = match &slot {
             Some(slot) if self.allows_at(Instant::now()) => {
@@ -179,6 +179,7 @@ impl Budget {
             let _runtime = runtime.as_ref().map(Handle::enter);
             drop(slot);
         }
+        ran
     }
 
     fn allows_at(&mut self, now: Instant) -> bool {
@@ -236,6 +237,7 @@ mod tests {
         assert_eq!(seen, (Some("tamsk-alarms".to_owned()), true, true));
         // Its tokio task ends too.
         task.await.unwrap();
+        assert_eq!(alarms.ran_and_woken(), (1, 0));
     }
 
     #[tokio::test]

@@ -160,6 +160,19 @@ fn registry(hub: &Hub) -> Registry {
             "How late the alarm thread woke a game for a deadline (part of the timer lateness)",
             alarms.lateness(),
         );
+        let (ran, woken) = alarms.ran_and_woken();
+        counter(
+            &mut r,
+            "tamsk_alarm_ran",
+            "Deadlines at which the alarm thread announced what was due itself",
+            ran,
+        );
+        counter(
+            &mut r,
+            "tamsk_alarm_woken",
+            "Deadlines at which the alarm thread woke the game for a worker instead (a worker was polling it, or the thread had spent its 2 ms in 10)",
+            woken,
+        );
     }
     let store = &hub.store.stats;
     gauge(
