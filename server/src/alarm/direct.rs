@@ -2,7 +2,7 @@
 //!
 //! Woken the ordinary way, a game due at a deadline waits for a worker of the runtime, and
 //! at 18,000 sockets on 2 cores both workers can be busy for several milliseconds with a
-//! backlog of sockets (BENCHMARKS.md, sessions 21 and 27): the announcement of a death
+//! backlog of sockets (BENCHMARKS.md, sessions 25 and 27): the announcement of a death
 //! came up to 10 ms late while the alarm thread itself had woken on time. So the alarm
 //! thread polls such a task on the spot, at its own (real-time) priority, unless a worker
 //! is polling it at that moment, in which case that worker sees the deadline. The task
