@@ -7,7 +7,7 @@
 //! thread polls such a task on the spot, at its own (real-time) priority, unless a worker
 //! is polling it at that moment, in which case that worker sees the deadline. The task
 //! then hands the rest of its work back to the workers ([`yield_to_workers`]), so the
-//! alarm thread does only what is due, and never more than [`SHARE`] of its time.
+//! alarm thread does only what is due, and never more than [`MOST`] of each [`WINDOW`] on it.
 //!
 //! The task is a tokio task like any other (spawned, tracked, polled by the workers); its
 //! future sits behind a lock that either side takes to poll it.
