@@ -70,6 +70,21 @@ pub fn test_config() -> Config {
     }
 }
 
+/// A server whose games abort when a first move is not made within `abort_ms` (the
+/// operator's bound, shortened), and Level 1 blitz settings as its answers state them.
+pub async fn server_with_abort(abort_ms: u64) -> (TestServer, Settings) {
+    let server = TestServer::start_with(Config {
+        abort_ms,
+        ..test_config()
+    })
+    .await;
+    let settings = Settings {
+        abort_ms,
+        ..Settings::blitz(protocol::settings::Level::One)
+    };
+    (server, settings)
+}
+
 impl TestServer {
     pub async fn start() -> TestServer {
         TestServer::start_with(test_config()).await

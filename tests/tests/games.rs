@@ -515,15 +515,7 @@ async fn tiebreak_with_lineup() {
 #[tokio::test]
 async fn no_first_move_aborts_the_game() {
     // The abort bound is the operator's (players cannot choose it).
-    let server = TestServer::start_with(server::Config {
-        abort_ms: 400,
-        ..test_config()
-    })
-    .await;
-    let settings = Settings {
-        abort_ms: 400,
-        ..Settings::blitz(Level::One)
-    };
+    let (server, settings) = server_with_abort(400).await;
     let (mut red, mut black) = start_game(&server, &settings).await;
     let (ev, aborted) = black
         .until("the abort", |e| matches!(e, Event::GameAborted { .. }))

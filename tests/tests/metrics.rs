@@ -149,15 +149,7 @@ async fn metrics_parse_as_prometheus_text_and_count() {
 /// (the abort bound, shortened) ends the game at its instant with nobody sending anything.
 #[tokio::test]
 async fn the_alarm_thread_counts_the_deadlines_it_announced() {
-    let server = TestServer::start_with(server::Config {
-        abort_ms: 200,
-        ..test_config()
-    })
-    .await;
-    let settings = Settings {
-        abort_ms: 200,
-        ..Settings::blitz(Level::One)
-    };
+    let (server, settings) = server_with_abort(200).await;
     let (mut red, _black) = start_game(&server, &settings).await;
     red.until("the abort", |e| {
         matches!(e, protocol::game::Event::GameAborted { .. })
