@@ -70,6 +70,16 @@ pub fn test_config() -> Config {
     }
 }
 
+/// A server that pings every connection every `ms` milliseconds (a seat's lag measured
+/// that often).
+pub async fn server_pinging_every(ms: u64) -> TestServer {
+    TestServer::start_with(Config {
+        ping_interval: Duration::from_millis(ms),
+        ..test_config()
+    })
+    .await
+}
+
 /// A server whose games abort when a first move is not made within `abort_ms` (the
 /// operator's bound, shortened), and Level 1 blitz settings as its answers state them.
 pub async fn server_with_abort(abort_ms: u64) -> (TestServer, Settings) {

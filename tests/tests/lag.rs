@@ -52,11 +52,7 @@ async fn opponent_lag(f: &mut Follower) -> u64 {
 
 #[tokio::test]
 async fn each_seats_lag_reaches_the_opponent_and_the_watchers() {
-    let config = server::Config {
-        ping_interval: Duration::from_millis(100),
-        ..test_config()
-    };
-    let server = TestServer::start_with(config).await;
+    let server = server_pinging_every(100).await;
     let settings = Settings::blitz(Level::One);
     let mut a = measured_player(&server, "Alice").await;
     let mut b = measured_player(&server, "Bob").await;
@@ -116,11 +112,7 @@ async fn each_seats_lag_reaches_the_opponent_and_the_watchers() {
 /// other tick.
 #[tokio::test]
 async fn a_watcher_is_pinged_every_third_tick_and_an_idle_player_every_other() {
-    let config = server::Config {
-        ping_interval: Duration::from_millis(40),
-        ..test_config()
-    };
-    let server = TestServer::start_with(config).await;
+    let server = server_pinging_every(40).await;
     let (red, _black) = start_game(&server, &Settings::blitz(Level::One)).await;
     let mut watcher = Client::new_player(&server, "Wanda").await;
     watcher
@@ -254,11 +246,7 @@ async fn a_lag_report_comes_only_when_the_estimate_moved_by_10_ms() {
 /// in steps of 10 ms or more, up to within a step of the estimate itself.
 #[tokio::test]
 async fn the_opponent_sees_a_seats_lag_climb_in_steps_up_to_the_estimate() {
-    let config = server::Config {
-        ping_interval: Duration::from_millis(40),
-        ..test_config()
-    };
-    let server = TestServer::start_with(config).await;
+    let server = server_pinging_every(40).await;
     let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
     let me = red.seat();
     // Near first (measured at a millisecond or two), then 50 ms away.

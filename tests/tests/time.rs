@@ -14,11 +14,7 @@ fn unix_ms() -> u64 {
 
 #[tokio::test]
 async fn server_pings_measure_lag_and_pongs_give_server_time() {
-    let server = TestServer::start_with(server::Config {
-        ping_interval: Duration::from_millis(100),
-        ..test_config()
-    })
-    .await;
+    let server = server_pinging_every(100).await;
     let mut c = Client::new_player(&server, "Clocky").await;
     // The server's websocket pings are answered by the websocket library itself.
     let rtt = match c.recv_frame().await {
