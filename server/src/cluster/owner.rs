@@ -89,10 +89,26 @@ impl Cluster {
         new
     }
 
+    /// The id of a new proxy of `key` (the owner's, or the lobby leader's relay, which is
+    /// the same), in place of `old`, gone (its connection closed, or it was cut off). While
+    /// `key` follows a game here, that game holds the old peer by its id, and lets go of it
+    /// only on an `Unsubscribe` with the id of the proxy in `proxies` when its node's
+    /// `Closed` (or `Leave`) comes: the new one keeps the old one's id. With a fresh id the
+    /// game would never let go (seen: a new leader's relay remade for a remote watcher's
+    /// online announcement that came after his `Gone`, so the `Closed` that came next
+    /// unsubscribed the new id, and the game counted the closed watcher for ever).
+    pub(super) fn proxy_id(&self, key: &(String, u64), old: Option<&Peer>) -> u64 {
+        match old {
+            Some(old) if self.follows_any(key) => old.conn,
+            _ => self.rooms.next_conn_id(),
+        }
+    }
+
     /// The proxy of a client of another node (created on its first command).
     fn proxy(self: &Arc<Self>, node: &str, conn: u64) -> Peer {
         let key = (node.to_string(), conn);
-        if let Some(p) = self.proxies.get(&key) {
+        let old = self.proxies.get(&key).map(|p| p.clone());
+        if let Some(p) = &old {
             if !p.is_gone() {
                 return p.clone();
             }
@@ -101,7 +117,7 @@ impl Cluster {
             self.rooms.config.outbound_queue,
         );
         let peer = Peer {
-            conn: self.rooms.next_conn_id(),
+            conn: self.proxy_id(&key, old.as_ref()),
             tx: tx.into(),
             kill: Default::default(),
             seated: Default::default(),

@@ -326,6 +326,101 @@ async fn a_new_leader_keeps_the_peer_a_remote_watcher_has_in_its_game() {
     watched_by(&mut players[i], 0).await;
 }
 
+/// The lobby's leader makes a relay again for a remote connection that already left (an
+/// online announcement of the new leader's that came after the connection's `Gone`, which
+/// its node sends by another way) while the connection still watches one of its games:
+/// the new relay keeps the old one's place in that game, whose watcher goes on the
+/// `Closed` his node sends next (before, the `Closed` named the new relay, the game knew
+/// only the old one, and counted the watcher for ever). Node x, the watcher's, is played
+/// by hand (its heartbeat kept up, so that node a does not take it for dead), so that its
+/// messages come in that order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relay_made_again_after_its_connection_left_keeps_its_place_in_the_game() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    // A game with the computer on node a, which leads the lobby.
+    let a = TestServer::start_with(Config {
+        abort_ms: Settings::level(Level::One).abort_ms,
+        ..node_config(&db, &nats, "a")
+    })
+    .await;
+    let mut p = Client::new_player(&a, "Plays").await;
+    p.send(&ClientMessage::PlayBot {
+        settings: Settings::level(Level::One),
+        level: None,
+        rated: None,
+    })
+    .await;
+    let mut p = Follower::await_snapshot(p).await;
+    owned(&nats, p.game).await;
+    let watcher = Client::new_player(&a, "Watches").await;
+    let player = watcher.player_id.clone();
+    watcher.close().await;
+    let client = async_nats::connect(nats.url()).await.expect("NATS");
+    let nodes = async_nats::jetstream::new(client.clone())
+        .get_key_value(server::cluster::NODES_BUCKET)
+        .await
+        .expect("the nodes' bucket");
+    let heartbeat = tokio::spawn(async move {
+        loop {
+            let _ = nodes.put("x", r#"{"games":0}"#.into()).await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    let (conn, id) = (7, p.game);
+    let game = |op: server::cluster::Op| {
+        let cmd = server::cluster::RemoteCmd {
+            node: "x".into(),
+            conn,
+            player: None,
+            reply: None,
+            op,
+            age_us: 0,
+        };
+        let (client, subject) = (client.clone(), format!("tamsk.game.{id}.cmd"));
+        async move {
+            let body = serde_json::to_vec(&cmd).expect("json");
+            let answer = client
+                .request(subject, body.into())
+                .await
+                .expect("an answer");
+            let answer: server::cluster::Answer =
+                serde_json::from_slice(&answer.payload).expect("json");
+            assert_eq!(answer.error, None);
+        }
+    };
+    let lobby = |op: &str| {
+        let req = serde_json::json!({
+            "node": "x", "conn": conn, "player": player, "reply": null, "op": op,
+        });
+        let client = client.clone();
+        async move {
+            let body = serde_json::to_vec(&req).expect("json");
+            let answer = client
+                .request("tamsk.lobby.at.a", body.into())
+                .await
+                .expect("an answer");
+            let outcome: serde_json::Value = serde_json::from_slice(&answer.payload).expect("json");
+            assert_eq!(outcome, "Done");
+        }
+    };
+    game(server::cluster::Op::Watch {
+        after_seq: None,
+        code: None,
+    })
+    .await;
+    watched_by(&mut p, 1).await;
+    // Announced: the relay is the game's proxy. Gone: the relay is closed, the proxy
+    // stays (it still watches). Announced again, late: a relay is made again.
+    lobby("Online").await;
+    lobby("Gone").await;
+    lobby("Online").await;
+    game(server::cluster::Op::Closed).await;
+    watched_by(&mut p, 0).await;
+    heartbeat.abort();
+}
+
 /// Waits until a player is told his game has `n` watchers.
 async fn watched_by(p: &mut Follower, n: u32) {
     within("the watchers' count", async {

@@ -236,10 +236,11 @@ impl ClusterLobby {
         } else {
             let key = (seat.node.clone(), seat.conn);
             let proxy = self.cluster.proxies.get(&key).map(|p| p.clone());
-            match proxy.filter(|p| !p.is_gone()) {
+            match proxy.clone().filter(|p| !p.is_gone()) {
                 Some(p) => p,
                 None => {
-                    let peer = self.relay_peer(&seat.node, seat.conn);
+                    let id = self.cluster.proxy_id(&key, proxy.as_ref());
+                    let peer = self.relay_peer(&seat.node, seat.conn, id);
                     if let Some(lag) = seat.lag_ms {
                         peer.seated.set_lag(lag);
                     }

@@ -41,10 +41,11 @@ impl ClusterLobby {
         // since) keeps the peer it has in it: a second one in the proxies' place would
         // leave the game's unknown to its later commands (its leave, its close).
         let proxy = self.cluster.proxies.get(&key).map(|p| p.clone());
-        let peer = match proxy.filter(|p| !p.is_gone()) {
+        let peer = match proxy.clone().filter(|p| !p.is_gone()) {
             Some(proxy) => proxy,
             None => {
-                let peer = self.relay_peer(node, conn);
+                let id = self.cluster.proxy_id(&key, proxy.as_ref());
+                let peer = self.relay_peer(node, conn, id);
                 self.cluster.proxies.insert(key.clone(), peer.clone());
                 peer
             }
@@ -61,13 +62,13 @@ impl ClusterLobby {
         Some(peer)
     }
 
-    /// A peer whose frames go to connection `conn` of `node`, through that node's lobby
-    /// subject (see [`relay_out`]).
-    pub(super) fn relay_peer(&self, node: &str, conn: u64) -> Peer {
+    /// A peer (`id`: see [`Cluster::proxy_id`]) whose frames go to connection `conn` of
+    /// `node`, through that node's lobby subject (see [`relay_out`]).
+    pub(super) fn relay_peer(&self, node: &str, conn: u64, id: u64) -> Peer {
         let rooms = &self.cluster.rooms;
         let (tx, rx) = crate::outbox::channel(rooms.config.outbound_queue);
         let peer = Peer {
-            conn: rooms.next_conn_id(),
+            conn: id,
             tx: tx.into(),
             kill: Default::default(),
             seated: Default::default(),
