@@ -203,15 +203,29 @@ impl ClusterLobby {
     /// Tells the new leader a client of this node is online. The key that named it may
     /// have been read a moment before its term began (it refuses then): asked again at
     /// each turn of the loop, for at most two leases.
+    ///
+    /// Not sent for a connection closed since (the clients are announced one after the
+    /// other, each waiting for the leader's answer). One that closes while its
+    /// announcement is on its way had its `Gone` sent by `closed` outside this task, which
+    /// may have reached the leader first: the leader would then keep a relay (and an
+    /// online player) for a closed connection, so it is told `Gone` again, after the
+    /// answer (a second `Gone` finds nothing and does nothing).
     async fn announce(&self, peer: &Peer, player: &Arc<PlayerRec>) {
         let until = Instant::now() + 2 * self.cluster.lease;
         let mut turns = self.turns.subscribe();
-        while let Outcome::Unavailable(why) = self.ask(peer, Some(player), LobbyOp::Online).await {
+        while self.local.contains_key(&peer.conn) {
+            let outcome = self.ask(peer, Some(player), LobbyOp::Online).await;
+            if !self.local.contains_key(&peer.conn) {
+                self.ask(peer, Some(player), LobbyOp::Gone).await;
+                return;
+            }
+            let Outcome::Unavailable(why) = outcome else {
+                return;
+            };
             // Every seek of this node waits for its announcements (see `changed_leader`):
             // why one is refused is worth knowing.
             tracing::debug!(conn = peer.conn, %why, "the lobby's leader refused an online announcement");
             if self.leading()
-                || !self.local.contains_key(&peer.conn)
                 || tokio::time::timeout_at(until, turns.changed())
                     .await
                     .is_err()
