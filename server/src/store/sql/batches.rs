@@ -88,7 +88,7 @@ pub async fn seed(pool: &Pool<DB>, batches: &mut Batches) -> anyhow::Result<()> 
         .collect();
     let mut dead = Vec::new();
     // Streamed: after a crash at a high rate the rows can be many megabytes.
-    let mut rows = sqlx::query("SELECT id, body FROM live_batches").fetch(pool);
+    let mut rows = sqlx::query("SELECT id, body FROM live_batches ORDER BY id").fetch(pool);
     while let Some(r) = rows.try_next().await? {
         let id: i64 = r.get("id");
         let games: Vec<GameId> = match serde_json::from_str::<
