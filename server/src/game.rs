@@ -135,8 +135,9 @@ impl GameTask {
     fn run(mut self, mut rx: crate::outbox::Receiver<GameCmd>) -> impl Future<Output = ()> + Send {
         async move {
             // Made once: a new `cancelled()` at every turn of the loop registers with the
-            // token's `Notify` again each time, shared by every game.
-            let shutdown = self.rooms.stop_games.clone().cancelled_owned();
+            // token's `Notify` again each time, shared by every game (and `waiter` looks
+            // at a flag instead of the token's lock when nothing changed).
+            let shutdown = self.rooms.stop_games.waiter();
             tokio::pin!(shutdown);
             // Set when an overdue deadline changed nothing (it should not happen): then wait
             // a little instead of spinning.
@@ -464,9 +465,12 @@ impl GameTask {
     }
 
     fn seat_of(&self, player: &PlayerRec) -> Option<Player> {
-        Player::BOTH
-            .into_iter()
-            .find(|p| self.seats[p.index()].id == player.id)
+        // The same record as the seat's, mostly (one per player online): then his id,
+        // a cold allocation of its own, is not read at every action.
+        Player::BOTH.into_iter().find(|p| {
+            let seat = &*self.seats[p.index()];
+            std::ptr::eq(seat, player) || seat.id == player.id
+        })
     }
 
     fn act(&mut self, peer: Peer, player: &PlayerRec, action: Action, received: Instant) {
@@ -545,8 +549,14 @@ impl GameTask {
         }
         self.outs = outs;
         if played && self.durable.is_none() {
-            self.refresh_summary();
+            self.count_moves();
         }
+    }
+
+    /// The listed move count, after moves: the listed state stays "playing" until the
+    /// end is announced (`release` writes both).
+    fn count_moves(&self) {
+        self.summary.lock().expect("summary lock").move_count = self.room.game().move_count();
     }
 
     fn refresh_summary(&mut self) {
@@ -557,7 +567,6 @@ impl GameTask {
         };
         let mut summary = self.summary.lock().expect("summary lock");
         summary.move_count = self.room.game().move_count();
-        // Changed once or twice a game: no allocation per move.
         if summary.state != state {
             summary.state = state.into();
         }

@@ -8,7 +8,6 @@ use dashmap::DashMap;
 use protocol::game::Action;
 use protocol::wire::{GameId, GameSummary, Seq};
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::Config;
@@ -109,7 +108,7 @@ pub struct Rooms {
     next_conn: AtomicU64,
     /// Shutdown, in order: live games are stopped (suspended for the next start, or
     /// aborted), then connections close.
-    pub stop_games: CancellationToken,
+    pub stop_games: crate::stop::Stop,
     pub stop_conns: crate::stop::Stop,
     /// Every game task: shutdown waits for them before closing connections.
     pub game_tasks: TaskTracker,
@@ -161,7 +160,7 @@ impl Rooms {
             by_player: DashMap::new(),
             changes: AtomicU64::new(0),
             next_conn: AtomicU64::new(1),
-            stop_games: CancellationToken::new(),
+            stop_games: Default::default(),
             stop_conns: Default::default(),
             game_tasks: TaskTracker::new(),
             conn_tasks: TaskTracker::new(),

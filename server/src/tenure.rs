@@ -21,6 +21,9 @@ use crate::config::Config;
 pub struct Tenure {
     /// Until when the hold is proven; `None`: for ever (a single node).
     until: Mutex<Option<Instant>>,
+    /// Made for ever: `until` stays `None` (the game task asks at every turn of its
+    /// loop, and a single node's needs no lock for the answer).
+    forever: bool,
     lost: AtomicBool,
     notify: Notify,
 }
@@ -51,6 +54,7 @@ impl Tenure {
 
     fn new(until: Option<Instant>) -> Tenure {
         Tenure {
+            forever: until.is_none(),
             until: Mutex::new(until),
             lost: AtomicBool::new(false),
             notify: Notify::new(),
@@ -69,7 +73,7 @@ impl Tenure {
 
     /// The hold is proven until `until` (a lease refresh succeeded).
     pub fn extend(&self, until: Instant) {
-        if !self.lost.load(Ordering::SeqCst) {
+        if !self.forever && !self.lost.load(Ordering::SeqCst) {
             *self.until.lock().expect("tenure lock") = Some(until);
         }
     }
@@ -90,6 +94,9 @@ impl Tenure {
 
     /// When the proven hold runs out, if it ever does (the game task wakes then to check).
     pub fn deadline(&self) -> Option<Instant> {
+        if self.forever {
+            return None;
+        }
         *self.until.lock().expect("tenure lock")
     }
 
@@ -111,7 +118,13 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_tenure_holds_until_its_proven_instant_and_never_after_it_is_lost() {
-        assert!(Tenure::forever().holds());
+        let forever = Tenure::forever();
+        assert!(forever.holds() && forever.deadline().is_none());
+        forever.extend(Instant::now());
+        tokio::time::advance(Duration::from_millis(1)).await;
+        assert!(forever.holds(), "a single node's hold never ends");
+        forever.lose();
+        assert!(!forever.holds(), "but it can be lost");
         let t = Tenure::until(Instant::now() + Duration::from_millis(100));
         assert!(t.holds());
         tokio::time::advance(Duration::from_millis(101)).await;
