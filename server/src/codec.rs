@@ -1,5 +1,7 @@
 //! Frames out: every server message is serialised once, into a shareable text frame.
 
+use std::cell::RefCell;
+
 use axum::extract::ws::Utf8Bytes;
 use protocol::wire::{GameId, LobbyMessage, ServerMessage};
 
@@ -45,11 +47,27 @@ pub fn with_id(msg: &impl serde::Serialize, id: &protocol::wire::RequestId) -> U
 
 /// Serialises a message once, for any number of sockets.
 pub fn encode(msg: &ServerMessage) -> Utf8Bytes {
-    let mut text = serde_json::to_string(msg).expect("server messages always serialise");
-    // The buffer grew by doubling; frames are kept (game history, queues), so they keep
-    // only their own bytes.
-    text.shrink_to_fit();
-    text.into()
+    // Written into this thread's buffer, then copied once at its size: frames are kept
+    // (game history, queues), so they keep only their own bytes, and a `String` of its
+    // own grew by doubling and was shrunk again, two or three reallocations a move event.
+    BUF.with_borrow_mut(|buf| {
+        buf.clear();
+        serde_json::to_writer(&mut *buf, msg).expect("server messages always serialise");
+        let text = String::from_utf8(buf.to_vec()).expect("JSON is UTF-8");
+        // A big snapshot's room is not kept by every thread that wrote one.
+        if buf.capacity() > 16 * BUF_KEPT {
+            *buf = Vec::with_capacity(BUF_KEPT);
+        }
+        text.into()
+    })
+}
+
+/// The room [`encode`]'s buffer keeps: a move event is about 300 bytes.
+const BUF_KEPT: usize = 4096;
+
+thread_local! {
+    /// [`encode`]'s buffer.
+    static BUF: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(BUF_KEPT));
 }
 
 /// The client message that frames sent through a peer answer: an error carries its `id`
@@ -86,4 +104,26 @@ pub fn encode_lobby(msg: &LobbyMessage) -> Utf8Bytes {
     serde_json::to_string(msg)
         .expect("lobby messages always serialise")
         .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each frame is the message's JSON and nothing else, whatever this thread wrote
+    /// before (a long frame, then a short one); a long frame's room is not kept.
+    #[test]
+    fn a_frame_is_its_message_alone() {
+        let long = error("x", "y".repeat(200_000), None);
+        let short = error("bad_request", "no", None);
+        for msg in [&short, &long, &short] {
+            let frame = encode(msg);
+            assert_eq!(frame.as_str(), serde_json::to_string(msg).unwrap());
+        }
+        let kept = BUF.with_borrow(|buf| buf.capacity());
+        assert!(
+            kept <= 16 * BUF_KEPT,
+            "the long frame's room was let go: {kept}"
+        );
+    }
 }
