@@ -57,6 +57,9 @@ pub struct Socket {
     echo: Option<(u16, String)>,
     /// The next ping's instant; after a late one, a whole interval from then.
     ping: Pin<Box<Sleep>>,
+    /// `ping`'s deadline, kept here: a poll reads it without touching the timer's own
+    /// allocation (a cache line of its own, cold at most polls).
+    ping_at: Instant,
     ping_every: Duration,
     /// Ticks of `ping` since the last ping went.
     ticks: u32,
@@ -73,6 +76,8 @@ pub struct Socket {
     kill: Arc<Kill>,
     stop: crate::stop::Stop,
     idle: Pin<Box<Sleep>>,
+    /// `idle`'s deadline (as `ping_at`).
+    idle_at: Instant,
     /// `idle` was polled with the waker in `armed` (a frame returned early may have left
     /// it unpolled after the waker changed).
     idle_armed: bool,
@@ -91,10 +96,10 @@ fn unseated_ticks(ping_every: Duration, idle_timeout: Duration) -> u32 {
     fit.clamp(1, 3) as u32
 }
 
-/// The timer may have fired: it is polled. A timer never fires before its instant; the
+/// A timer with this deadline may have fired: it is polled. A timer never fires before its instant; the
 /// millisecond of margin covers the timer wheel's rounding (it rounds up, never down).
-fn due(timer: &Sleep, now: Instant) -> bool {
-    timer.deadline() <= now + Duration::from_millis(1)
+fn due(deadline: Instant, now: Instant) -> bool {
+    deadline <= now + Duration::from_millis(1)
 }
 
 pub struct Settings {
@@ -120,6 +125,7 @@ impl Socket {
             wire: socket.wire,
             echo: None,
             ping: Box::pin(tokio::time::sleep_until(first)),
+            ping_at: first,
             // Zero would ping in a loop.
             ping_every: settings.ping_every.max(Duration::from_millis(1)),
             // The first tick pings whatever the connection is (its first lag).
@@ -136,6 +142,7 @@ impl Socket {
             kill,
             stop: shutdown,
             idle: Box::pin(tokio::time::sleep_until(now + settings.idle_timeout)),
+            idle_at: now + settings.idle_timeout,
             idle_armed: false,
             idle_timeout: settings.idle_timeout,
             last_heard: now,
@@ -176,7 +183,7 @@ impl Socket {
         // A fired timer is reset and polled again, so it is always registered with this
         // task's waker once this is done. (Nothing returns between the waker's change
         // above and this poll but the connection's end.)
-        if !same_task || due(&self.ping, now) {
+        if !same_task || due(self.ping_at, now) {
             while self.ping.as_mut().poll(cx).is_ready() {
                 match self.tick() {
                     Ok(()) => {}
@@ -190,6 +197,7 @@ impl Socket {
                 }
                 let next = Instant::now() + self.ping_every;
                 self.ping.as_mut().reset(next);
+                self.ping_at = next;
             }
         }
         if let Poll::Ready(Err(())) = self.wire.poll_write_out(cx) {
@@ -218,13 +226,14 @@ impl Socket {
         }
         // The idle timer is set once and moved only when it fires: a frame costs no timer
         // update.
-        if !self.idle_armed || due(&self.idle, now) {
+        if !self.idle_armed || due(self.idle_at, now) {
             while self.idle.as_mut().poll(cx).is_ready() {
                 let deadline = self.last_heard + self.idle_timeout;
                 if deadline <= Instant::now() {
                     return Poll::Ready(Event::Idle);
                 }
                 self.idle.as_mut().reset(deadline);
+                self.idle_at = deadline;
             }
             self.idle_armed = true;
         }
