@@ -434,3 +434,52 @@ fn a_held_ping_waits_behind_frames_already_waiting_and_never_follows_a_close() {
     assert_eq!(wire.release_ping(), Ok(false));
     assert_eq!(pinger.answer(&payload, tokio::time::Instant::now()), None);
 }
+
+/// On a real socket whose client does not read: frames are written straight until the
+/// socket is full, the rest wait, and once the client reads, the connection's task writes
+/// them out (woken by the socket: the full socket was reported to tokio), all in order.
+#[tokio::test]
+async fn frames_a_full_socket_did_not_take_go_out_in_order_once_the_client_reads() {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+        .await
+        .unwrap();
+    let (tcp, _) = listener.accept().await.unwrap();
+    let (_read, write) = tcp.into_split();
+    let wire = Arc::new(Wire::new(write, 100_000));
+    let (frames, body) = (4_000, "x".repeat(1_000));
+    for i in 0..frames {
+        wire.send(format!("{i:05}{body}").into()).unwrap();
+    }
+    assert!(
+        wire.waiting() > 0,
+        "4 MB: more than the socket takes at once"
+    );
+    let writer = {
+        let wire = wire.clone();
+        tokio::spawn(async move { std::future::poll_fn(|cx| wire.poll_write_out(cx)).await })
+    };
+    let mut got = vec![0u8; frames * (4 + 5 + body.len())];
+    tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        client.read_exact(&mut got),
+    )
+    .await
+    .expect("every frame arrives")
+    .unwrap();
+    for (i, frame) in got.chunks(4 + 5 + body.len()).enumerate() {
+        assert_eq!(
+            frame[..2],
+            [0x81, 126],
+            "frame {i}: a text frame, 16-bit length"
+        );
+        assert_eq!(
+            &frame[4..9],
+            format!("{i:05}").as_bytes(),
+            "frame {i} in its place"
+        );
+    }
+    assert_eq!(writer.await.unwrap(), Ok(()));
+    assert_eq!(wire.waiting(), 0);
+}
