@@ -5,17 +5,17 @@
 //! Why not a queue that the connection's task empties: then every frame woke that task,
 //! which took its turn on the runtime (and often woke the other worker thread) to make one
 //! `write`. At compare.sh's load that was four task wake-ups a move beside the game's.
-//! Here a sender writes the frame itself, at once, with one non-blocking `writev` (the
+//! Here a sender writes the frame itself, at once, with one non-blocking `sendmsg` (the
 //! websocket header and the text, which is never copied), when nothing waits before it.
 //! Only what the kernel does not take whole (a client that does not read; a full socket
 //! buffer) waits in a bounded queue, which the connection's task writes out as the socket
 //! becomes writable; everything sent after it waits behind it, so frames keep their order.
 //!
-//! The lock is held for the `writev` (a few microseconds): the order of frames on the
+//! The lock is held for the write (a few microseconds): the order of frames on the
 //! socket is the order in which senders took it.
 //!
 //! A seated connection's ping waits for the next frame sent to it and goes out in the same
-//! `writev` ([`Wire::ping_with_next`]): a player gets a frame every few seconds, and a ping
+//! write ([`Wire::ping_with_next`]): a player gets a frame every few seconds, and a ping
 //! of its own was a write and a TCP segment more (at 18,000 sockets, a third of all writes).
 
 use std::collections::VecDeque;
@@ -244,7 +244,7 @@ impl Wire {
         )
     }
 
-    /// Holds a ping (`payload`) to go out with the next frame, in the same `writev`;
+    /// Holds a ping (`payload`) to go out with the next frame, in the same write;
     /// [`Wire::release_ping`] writes it if none came. `pinger` is told when it is written.
     /// Written at once when frames wait already (the connection's task is writing them).
     pub fn ping_with_next(&self, payload: [u8; 8], pinger: Arc<Pinger>) -> Result<(), Refused> {
