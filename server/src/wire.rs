@@ -503,3 +503,22 @@ impl AsyncWrite for Duplex {
 #[cfg(test)]
 #[path = "wire_tests.rs"]
 mod tests;
+
+/// A connected pair of loopback sockets: the client's end, and the server's end split
+/// into its read side and a wire on its write side (`cap` frames may wait).
+#[cfg(test)]
+pub(crate) async fn socket_pair(
+    cap: usize,
+) -> (
+    tokio::net::TcpStream,
+    tokio::net::tcp::OwnedReadHalf,
+    Arc<Wire>,
+) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+        .await
+        .unwrap();
+    let (tcp, _) = listener.accept().await.unwrap();
+    let (read, write) = tcp.into_split();
+    (client, read, Arc::new(Wire::new(write, cap)))
+}

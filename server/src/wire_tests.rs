@@ -441,13 +441,7 @@ fn a_held_ping_waits_behind_frames_already_waiting_and_never_follows_a_close() {
 #[tokio::test]
 async fn frames_a_full_socket_did_not_take_go_out_in_order_once_the_client_reads() {
     use tokio::io::AsyncReadExt;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let mut client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
-        .await
-        .unwrap();
-    let (tcp, _) = listener.accept().await.unwrap();
-    let (_read, write) = tcp.into_split();
-    let wire = Arc::new(Wire::new(write, 100_000));
+    let (mut client, _read, wire) = socket_pair(100_000).await;
     let (frames, body) = (4_000, "x".repeat(1_000));
     for i in 0..frames {
         wire.send(format!("{i:05}{body}").into()).unwrap();

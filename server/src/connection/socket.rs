@@ -305,13 +305,7 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_socket_shuts_its_wire() {
         use tokio::io::AsyncReadExt;
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let mut client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
-            .await
-            .unwrap();
-        let (tcp, _) = listener.accept().await.unwrap();
-        let (read, write) = tcp.into_split();
-        let wire = Arc::new(Wire::new(write, 8));
+        let (mut client, read, wire) = crate::wire::socket_pair(8).await;
         let ws = WebSocketStream::from_raw_socket(
             Duplex::new(read, wire.clone()),
             tokio_tungstenite::tungstenite::protocol::Role::Server,
