@@ -68,13 +68,14 @@ pub struct Socket {
     seated: Arc<Seated>,
     pinger: Arc<Pinger>,
     /// Made once and polled once, to register this task's waker (see the module's
-    /// doc); afterwards their flags are read instead, which costs no lock.
+    /// doc); afterwards its flag is read instead, which costs no lock.
     killed: Waiting<CloseReason>,
-    shutdown: Waiting<()>,
-    /// The waker the waiters were last polled with.
+    /// The server's stop: a flag read at each poll, registered again only when the
+    /// task's waker changed (see `Stop::waiter`).
+    shutdown: crate::stop::Waiter,
+    /// The waker `killed` was last polled with.
     armed: Option<std::task::Waker>,
     kill: Arc<Kill>,
-    stop: crate::stop::Stop,
     idle: Pin<Box<Sleep>>,
     /// `idle`'s deadline (as `ping_at`).
     idle_at: Instant,
@@ -137,10 +138,9 @@ impl Socket {
                 let kill = kill.clone();
                 async move { kill.killed().await }
             }),
-            shutdown: Box::pin(shutdown.cancelled_owned()),
+            shutdown: shutdown.waiter(),
             armed: None,
             kill,
-            stop: shutdown,
             idle: Box::pin(tokio::time::sleep_until(now + settings.idle_timeout)),
             idle_at: now + settings.idle_timeout,
             idle_armed: false,
@@ -161,22 +161,18 @@ impl Socket {
         if self.kill.reason().is_some() {
             return Poll::Ready(Event::Killed);
         }
-        if self.stop.is_cancelled() {
+        if Pin::new(&mut self.shutdown).poll(cx).is_ready() {
             return Poll::Ready(Event::Shutdown);
         }
         let same_task = self.armed.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
         if !same_task {
-            // Registers this waker with both waiters; it stays registered while they live,
-            // so later polls only read the flags.
+            // Registers this waker with the kill's waiter; it stays registered while it
+            // lives, so later polls only read the flag.
             self.armed = Some(cx.waker().clone());
             self.idle_armed = false;
             let _ = self.killed.as_mut().poll(cx);
-            let _ = self.shutdown.as_mut().poll(cx);
             if self.kill.reason().is_some() {
                 return Poll::Ready(Event::Killed);
-            }
-            if self.stop.is_cancelled() {
-                return Poll::Ready(Event::Shutdown);
             }
         }
         let now = Instant::now();
