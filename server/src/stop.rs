@@ -45,9 +45,9 @@ impl Stop {
     }
 
     /// A waiter for a task that polls it at every turn of its loop (a game's, a
-    /// connection's): polled
-    /// again by the same task, it reads the flag only. The token's own future takes the
-    /// token's lock at every poll, one lock for every game on every worker thread.
+    /// connection's): polled again by the same task, it reads the flag only. The token's
+    /// own future takes the token's lock at every poll, one lock for every task on every
+    /// worker thread.
     pub fn waiter(&self) -> Waiter {
         Waiter {
             flag: self.flag.clone(),
