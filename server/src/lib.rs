@@ -54,6 +54,26 @@ use tokio::net::TcpListener;
 
 pub use config::Config;
 
+/// The listen queue [`bind`] asks for by default. The standard library's and tokio's
+/// `bind` ask for 128: a burst of more connections at once (a crowd arriving to watch a
+/// game, everyone reconnecting after a restart) overflowed it, and the kernel dropped the
+/// excess handshakes, which waited a second or more to be sent again (or, under syncookies,
+/// were reset). The kernel caps it at `net.core.somaxconn` (4096 on recent Linux).
+pub const LISTEN_BACKLOG: u32 = 1024;
+
+/// A listener on `addr` with a listen queue of `backlog` connections (see
+/// [`LISTEN_BACKLOG`]); `SO_REUSEADDR` as tokio's `bind`, so that a restarted server can
+/// listen again while its old connections are in `TIME_WAIT`.
+pub async fn bind(addr: std::net::SocketAddr, backlog: u32) -> std::io::Result<TcpListener> {
+    let socket = match addr {
+        std::net::SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        std::net::SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(backlog)
+}
+
 /// Serves with the default [`Config`] until `shutdown` completes.
 pub async fn run(listener: TcpListener, shutdown: impl Future<Output = ()> + Send + 'static) {
     run_with(listener, Config::default(), shutdown).await
@@ -224,4 +244,33 @@ fn spawn_shared_ratings(
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    /// A crowd connecting at once is queued whole by the kernel before the server accepts
+    /// one: with the standard library's queue of 128, the 130th connect waited for its
+    /// handshake to be sent again (a second or more), and here, with nobody accepting,
+    /// for ever.
+    #[tokio::test]
+    async fn a_crowd_connecting_at_once_is_queued_whole_before_any_accept() {
+        let listener = super::bind(([127, 0, 0, 1], 0).into(), super::LISTEN_BACKLOG)
+            .await
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let connects = (0..300).map(|_| tokio::net::TcpStream::connect(addr));
+        let clients = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            futures::future::try_join_all(connects),
+        )
+        .await
+        .expect("every connect completes without an accept")
+        .unwrap();
+        for _ in &clients {
+            let (tcp, _) = listener.accept().await.unwrap();
+            assert!(clients
+                .iter()
+                .any(|c| c.local_addr().unwrap() == tcp.peer_addr().unwrap()));
+        }
+    }
 }

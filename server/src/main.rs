@@ -20,6 +20,10 @@ struct Args {
     /// Address to listen on; the websocket is at /ws, health at /healthz.
     #[arg(long, env = "TAMSK_LISTEN", default_value = "127.0.0.1:7878")]
     listen: SocketAddr,
+    /// Connections the kernel may hold for the server before it accepts them (capped by
+    /// `net.core.somaxconn`): a burst beyond it waits a second or more to connect.
+    #[arg(long, env = "TAMSK_LISTEN_BACKLOG", default_value_t = server::LISTEN_BACKLOG, display_order = 0)]
+    listen_backlog: u32,
     /// The database: players, games (and the journals of live ones), ratings and
     /// tournaments. A path: an SQLite file, created on first run. A
     /// `postgres://user:password@host:port/name` URL: that PostgreSQL database (migrated on
@@ -31,10 +35,10 @@ struct Args {
     config: Config,
     /// Structured (JSON) logs. Log level from RUST_LOG (default info).
     // Listed where it always was, right after --lease-ms: clap numbers the flags in the
-    // order they are declared (--listen 0, --db 1, then Config's from 2: --lease-ms is 6)
-    // and sorts a tie by name.
+    // order they are declared (--listen 0, --listen-backlog 1 though shown as 0, --db 2,
+    // then Config's from 3: --lease-ms is 7) and sorts a tie by name.
     #[arg(
-        display_order = 6,
+        display_order = 7,
         long,
         env = "TAMSK_LOG_JSON",
         action = clap::ArgAction::SetTrue,
@@ -107,7 +111,7 @@ async fn serve(args: Args) -> anyhow::Result<()> {
         .max(config.max_frame_bytes * 4);
     config.idle_timeout = defaults.idle_timeout.max(config.ping_interval * 3);
     config.bot = protocol::bot::BotLevel::from(args.bot_level).config();
-    let listener = tokio::net::TcpListener::bind(args.listen).await?;
+    let listener = server::bind(args.listen, args.listen_backlog).await?;
     tracing::info!(db = %server::store::Location::of(&config).describe(), "database");
     server::try_run_with(listener, config, shutdown_signal()).await
 }

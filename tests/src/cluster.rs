@@ -165,7 +165,10 @@ impl Node {
                 .build()
                 .expect("a runtime");
             let listener = rt
-                .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+                .block_on(server::bind(
+                    ([127, 0, 0, 1], 0).into(),
+                    server::LISTEN_BACKLOG,
+                ))
                 .expect("bind");
             addr_tx
                 .send((listener.local_addr().unwrap(), rt.handle().clone()))

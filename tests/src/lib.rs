@@ -101,7 +101,8 @@ impl TestServer {
     }
 
     pub async fn start_with(config: Config) -> TestServer {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        // The server's own listen queue (a crowd of test clients connects at once).
+        let listener = server::bind(([127, 0, 0, 1], 0).into(), server::LISTEN_BACKLOG)
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("addr");
