@@ -435,11 +435,7 @@ impl GameTask {
                     }
                     None => {
                         if let Some(peer) = reply {
-                            peer.send_msg(&error(
-                                "not_subscribed",
-                                "you are not following this game",
-                                self.id,
-                            ));
+                            peer.send_msg(&acts::not_following(self.id));
                         }
                     }
                 }
@@ -471,56 +467,6 @@ impl GameTask {
             let seat = &*self.seats[p.index()];
             std::ptr::eq(seat, player) || seat.id == player.id
         })
-    }
-
-    fn act(&mut self, peer: Peer, player: &PlayerRec, action: Action, received: Instant) {
-        let Some(seat) = self.seat_of(player) else {
-            peer.send_msg(&error(
-                "not_a_player",
-                "you have no seat in this game: watchers cannot act",
-                self.id,
-            ));
-            return;
-        };
-        let at = self.received_ms(received);
-        let now = self.now_ms();
-        let m = &self.rooms.metrics;
-        match self.room.act(seat, action, at, now) {
-            Ok(()) => {
-                m.actions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if matches!(
-                    action,
-                    Action::Move { .. } | Action::Release { .. } | Action::Place { .. }
-                ) {
-                    m.moves.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-            }
-            Err(e) => {
-                m.actions_refused
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                peer.send_msg(&error(e.code(), e.to_string(), self.id));
-            }
-        }
-        // What fell due before the action goes out either way.
-        self.flush();
-    }
-
-    fn claim_abandonment(&mut self, peer: Peer, player: &PlayerRec) {
-        let Some(seat) = self.seat_of(player) else {
-            peer.send_msg(&error(
-                "not_a_player",
-                "you have no seat in this game",
-                self.id,
-            ));
-            return;
-        };
-        let now = self.now_ms();
-        match self.room.claim_abandonment(seat, now) {
-            Ok(()) => self.flush(),
-            Err((code, message)) => {
-                peer.send_msg(&error(code, message, self.id));
-            }
-        }
     }
 
     /// Carries out what the room did, in order: entries to the journal, the end to the
@@ -588,6 +534,7 @@ impl GameTask {
     }
 }
 
+mod acts;
 mod rematch;
 mod start;
 mod subs;

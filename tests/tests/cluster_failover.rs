@@ -86,8 +86,9 @@ async fn a_node_that_stalls_past_its_lease_stops_its_game_and_the_new_owner_alon
     drop(thaw);
 
     // Its game is not played there any more: each player on it is told to join again,
-    // and gets no change of the game from node a (the move sent meanwhile was not played
-    // there).
+    // and gets no change of the game from node a (the move sent meanwhile was played
+    // nowhere: node a had lost the game, and node b refuses an action from a connection
+    // that does not follow the game there, `not_subscribed`, which `join_again` skips).
     for f in [&mut red, &mut black] {
         for ev in until_moved(f).await {
             assert!(

@@ -351,3 +351,56 @@ async fn both_gone_ends_the_game() {
     assert_eq!(outcome.reason, protocol::game::EndReason::BothAbsent);
     assert_eq!((outcome.rings.red, outcome.rings.black), (31, 32));
 }
+
+/// A player who left his game (`leave`) does not act in it from that connection: his
+/// action is refused `not_subscribed` and changes nothing (before: it was played while he
+/// was counted away, he never saw its event, and his grace ran on to an abandonment).
+/// Once he joins again he plays on.
+#[tokio::test]
+async fn a_player_who_left_acts_only_after_joining_again() {
+    let server = TestServer::start().await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    assert_eq!(red.replica.turn(), Player::Red);
+    let game = red.game;
+    red.client.send(&ClientMessage::Leave { game }).await;
+    match red.client.recv().await {
+        ServerMessage::Left { game: g } => assert_eq!(g, game),
+        other => panic!("expected left, got {other:?}"),
+    }
+    black.until_presence("red away", Player::Red, false).await;
+
+    red.act(mv("d1", "d2", true)).await;
+    red.expect_error("not_subscribed").await;
+
+    red.client
+        .send(&ClientMessage::Join {
+            game,
+            after_seq: Some(red.seq),
+        })
+        .await;
+    match red.client.recv().await {
+        ServerMessage::Resumed { seat, .. } => assert_eq!(seat, Some(Player::Red)),
+        other => panic!("expected resumed, got {other:?}"),
+    }
+    red.until_presence("his own return", Player::Red, true)
+        .await;
+    // Nothing happened between his leaving and his return: the refused move was not played.
+    let back = black.next_event().await;
+    assert!(
+        matches!(
+            back.change,
+            Change::Presence {
+                player: Player::Red,
+                connected: true,
+                ..
+            }
+        ),
+        "{back:?}"
+    );
+    red.act(mv("d1", "d2", true)).await;
+    black
+        .until("red's move", |e| matches!(e, Event::MoveReleased { .. }))
+        .await;
+    red.catch_up_to(black.seq).await;
+    assert_eq!(red.replica, black.replica);
+}
