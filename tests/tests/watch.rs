@@ -116,12 +116,36 @@ async fn private_games_are_not_listed_nor_watchable() {
         panic!("expected the list of games")
     };
     assert!(games.is_empty(), "{games:?}");
-    nosy.send(&ClientMessage::Watch {
-        game: host.game,
-        after_seq: None,
-    })
-    .await;
-    nosy.expect_error("unknown_game").await;
+    // Watched or joined by id, it is answered as a game that does not exist is (before:
+    // a watch's answer carried the game time, `at_ms`, which only a live game has, and a
+    // join was told `not_a_player`).
+    let none = protocol::wire::GameId::now_v7();
+    for game in [host.game, none] {
+        for msg in [
+            ClientMessage::Watch {
+                game,
+                after_seq: None,
+            },
+            ClientMessage::Join {
+                game,
+                after_seq: None,
+            },
+        ] {
+            nosy.send(&msg).await;
+            match nosy.recv().await {
+                ServerMessage::Error {
+                    code,
+                    game: g,
+                    at_ms,
+                    ..
+                } => assert_eq!(
+                    (code.as_str(), g, at_ms),
+                    ("unknown_game", Some(game), None)
+                ),
+                other => panic!("expected unknown_game, got {other:?}"),
+            }
+        }
+    }
     // Its players may still come back to it.
     let mut again = Client::returning(&server, &host.client.token).await.0;
     again

@@ -239,6 +239,8 @@ impl Conn {
                     Some(h) if h.seats.iter().any(|s| s.id == me.id) => {
                         self.subscribe(game, Some(me), after_seq)
                     }
+                    // A private game is not there for others (see `Watch`).
+                    Some(h) if h.code.is_some() => self.unknown_game(game),
                     Some(_) => self.error(
                         "not_a_player",
                         "you have no seat in this game: use watch to follow it",
@@ -353,11 +355,17 @@ impl Conn {
     }
 
     fn unknown_game(&self, game: GameId) {
-        self.error(
-            "unknown_game",
-            format!("there is no live game {game}"),
-            Some(game),
-        );
+        // Said the same way of a private game as of none: without the game time of the
+        // receipt (`at_ms`), which only a live game has.
+        let reply = self.reply.as_deref();
+        self.peer.send_msg(&ServerMessage::Error {
+            code: "unknown_game".into(),
+            message: format!("there is no live game {game}"),
+            game: Some(game),
+            id: reply.and_then(|r| r.id.clone()),
+            server_ms: Some(reply.map_or_else(crate::clock::unix_ms, |r| r.server_ms)),
+            at_ms: None,
+        });
     }
 
     fn subscribe(&mut self, game: GameId, player: Option<Arc<PlayerRec>>, after_seq: Option<u64>) {
