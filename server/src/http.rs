@@ -175,7 +175,7 @@ async fn game(State(hub): State<Arc<Hub>>, headers: HeaderMap, Path(id): Path<St
         return problem(
             StatusCode::BAD_REQUEST,
             "bad_game_id",
-            format!("a game id is a number, not {id:?}"),
+            format!("a game id is a UUID (like 0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f), not {id:?}"),
             json,
         );
     };

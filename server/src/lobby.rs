@@ -29,7 +29,10 @@ pub(crate) fn game_code(code: &str) -> Result<String, Refusal> {
     if code.len() != CODE_LEN || !code.bytes().all(|b| CODE_ALPHABET.contains(&b)) {
         return Err((
             "bad_code",
-            format!("a game code is {CODE_LEN} letters and digits, like K7QX3M"),
+            format!(
+                "a game code is {CODE_LEN} of the letters A to Z but I, L and O and the digits \
+                 2 to 9, like K7QX3M"
+            ),
         ));
     }
     Ok(code)
