@@ -145,3 +145,53 @@ fn a_record_with_lag_entries_replays_to_the_same_judgement() {
     let back = Record::parse(&text).expect("parses");
     assert_eq!(back.replay().expect("replays"), game);
 }
+
+/// A drop after the nominal end of the mover's drop grace, let in only by the
+/// compensation fixed when his window opened, is charged what it needed, as an action
+/// past any other deadline judging him is (before: accepted and never charged).
+#[test]
+fn a_drop_past_the_nominal_grace_is_charged_what_it_needed() {
+    let settings = Settings {
+        drop_grace_ms: 300,
+        ..Settings::level(Level::Three)
+    };
+    let grace = settings.drop_grace_ms;
+    let release = |game: &mut Game, at| {
+        let action = Action::Move {
+            from: "d1".parse().unwrap(),
+            to: "d2".parse().unwrap(),
+            drop: false,
+        };
+        game.apply(Player::Red, action, at).unwrap();
+    };
+    let mut game = Game::new(settings.clone());
+    game.set_lag(Player::Red, 200);
+    release(&mut game, 100);
+    // Nominally his grace ends at 400; 80 ms later only his 200 ms let the drop in.
+    let events = game
+        .apply(Player::Red, Action::Drop, 100 + grace + 80)
+        .unwrap();
+    assert!(
+        events.contains(&Event::LagCompensated {
+            player: Player::Red,
+            comp_ms: 81,
+            at: 480
+        }),
+        "{events:?}"
+    );
+    assert_eq!(game.credit(Player::Red).used_ms, 81);
+    // Within the nominal grace the same drop costs nothing.
+    let mut game = Game::new(settings);
+    game.set_lag(Player::Red, 200);
+    release(&mut game, 100);
+    let events = game
+        .apply(Player::Red, Action::Drop, 100 + grace - 1)
+        .unwrap();
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::LagCompensated { .. })),
+        "{events:?}"
+    );
+    assert_eq!(game.credit(Player::Red).used_ms, 0);
+}

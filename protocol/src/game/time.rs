@@ -137,6 +137,21 @@ impl Game {
                 }
             });
         }
+        // His drop grace waits out the compensation fixed when his window opened (so
+        // `each_due` judges nobody with it: a lag measured later does not move it); a
+        // drop after its nominal end got in only thanks to that compensation.
+        if self.is_playing() && self.settings.level.timed() {
+            for w in self.windows.iter().flatten() {
+                let nominal = w.opened_ms + self.settings.drop_grace_ms;
+                if w.mover == player
+                    && w.comp_ms > 0
+                    && (w.drop_open || w.penalty_open)
+                    && nominal <= now
+                {
+                    out.push((nominal, Due::DropGrace(player)));
+                }
+            }
+        }
         out
     }
 
