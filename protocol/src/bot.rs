@@ -138,6 +138,15 @@ pub fn plan(game: &Game, me: Player, now: u64, config: &BotConfig) -> Plan {
         return Plan::Act(penalty);
     }
     if legal.contains(&Action::Claim) {
+        // Easy leaves a person time to drop his own ring: at Level 1 there is no drop
+        // grace, and a claim the instant he puts his hourglass down took his ring's
+        // place before he could press the key.
+        if let (BotLevel::Easy, Some(w)) = (config.level, g.window(me.other())) {
+            let at = w.opened_ms + config.think_ms;
+            if at > now {
+                return Plan::Wait(at);
+            }
+        }
         return Plan::Act(Action::Claim);
     }
     let moves: Vec<&Action> = legal
@@ -430,6 +439,34 @@ mod tests {
             panic!("finished, not {:?}", g.status());
         };
         assert_eq!(outcome.winner, Some(Player::Red), "{outcome:?}");
+    }
+
+    /// A person who puts an hourglass down without its ring, then drops it a moment
+    /// later, is not beaten to it by the easy bot's claim (Level 1 has no drop grace: it
+    /// claimed at once), at any level; the other bots claim as soon as the rules allow.
+    #[test]
+    fn the_easy_bot_leaves_a_person_time_to_drop() {
+        let easy = BotLevel::Easy.config();
+        for level in [Level::One, Level::Two, Level::Three] {
+            let mut g = Game::new(Settings::level(level));
+            let mv = Action::Move {
+                from: "d1".parse().unwrap(),
+                to: "d2".parse().unwrap(),
+                drop: false,
+            };
+            g.apply(Player::Red, mv, 1_000).unwrap();
+            let first_claim = (1_000..5_000)
+                .step_by(10)
+                .find(|&t| plan(&g, Player::Black, t, &easy) == Plan::Act(Action::Claim));
+            assert_eq!(first_claim, Some(1_000 + easy.think_ms), "{level:?}");
+            let normal = BotLevel::Normal.config();
+            let opens = g.claim_opens_at(g.window(Player::Red).unwrap());
+            assert_eq!(
+                plan(&g, Player::Black, opens, &normal),
+                Plan::Act(Action::Claim),
+                "{level:?}"
+            );
+        }
     }
 
     #[test]
