@@ -215,6 +215,10 @@ impl Cluster {
         let peer = base.replying(cmd.reply.map(Arc::new));
         let game_cmd = match cmd.op {
             Op::Join { after_seq } => {
+                // A private game is not there for others (as on one node).
+                if seat.is_none() && handle.code.is_some() {
+                    return refuse("unknown_game", format!("there is no live game {id}"));
+                }
                 if seat.is_none() {
                     return refuse(
                         "not_a_player",

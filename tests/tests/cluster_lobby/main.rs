@@ -380,6 +380,14 @@ async fn a_private_game_is_watched_with_its_code_from_another_node() {
         })
         .await;
     spectator.expect_error("unknown_game").await;
+    // Nor joined by anyone but its players: answered as a game that does not exist.
+    spectator
+        .send(&ClientMessage::Join {
+            game,
+            after_seq: None,
+        })
+        .await;
+    spectator.expect_error("unknown_game").await;
     spectator
         .send(&ClientMessage::WatchCode {
             code: "ZZZZZZ".into(),
