@@ -247,6 +247,12 @@ pub struct App {
     pub confirm: Option<Confirm>,
     /// Challenges we received and have not answered: id, from whom (sanitised), settings.
     pub challenges: Vec<(ChallengeId, String, Settings)>,
+    /// Who sent each challenge we received, until the server closes it (answered ones
+    /// too): its closing names him.
+    pub challengers: Vec<(ChallengeId, String)>,
+    /// We left the lobby to take a seek or challenge a player: if that comes to nothing,
+    /// back to the lobby rather than out.
+    pub from_lobby: bool,
     /// The challenge we sent and its opponent, while it waits.
     pub challenge_sent: Option<(ChallengeId, String)>,
     /// The code of our private game, while it waits.
@@ -339,6 +345,8 @@ impl App {
             input: None,
             confirm: None,
             challenges: Vec::new(),
+            challengers: Vec::new(),
+            from_lobby: false,
             challenge_sent: None,
             hosting: None,
             help: false,

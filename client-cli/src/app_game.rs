@@ -431,6 +431,15 @@ impl App {
                 ));
                 return;
             }
+            // A challenge from the lobby refused: back to the lobby, told why.
+            (
+                Phase::Seeking,
+                "unknown_player" | "ambiguous_player" | "own_challenge" | "too_many_challenges",
+            ) if self.from_lobby && self.game.is_none() => {
+                self.return_to_lobby(LogKind::Error, format!("No game: {message}"));
+                send.extend(self.back_to_lobby());
+                return;
+            }
             (
                 Phase::Seeking,
                 "unknown_player"
@@ -451,6 +460,7 @@ impl App {
             // The seek taken in the lobby was gone (taken or withdrawn): back to the lobby.
             (Phase::Seeking, "unknown_seek" | "own_seek") if self.game.is_none() => {
                 self.mode = Mode::Lobby;
+                self.from_lobby = false;
                 send.extend(self.back_to_lobby());
             }
             _ => {}

@@ -19,9 +19,11 @@ impl App {
                 return Vec::new();
             }
             "help" | "?" => {
-                let text = HELP_LINE.to_string();
-                self.hint(text.clone());
-                self.emit("help", text, json!({}));
+                // Plain mode prints the commands; the full screen shows the help box (the
+                // status line is too short for them).
+                self.help = true;
+                self.status = None;
+                self.emit("help", HELP_LINE.to_string(), json!({}));
                 return Vec::new();
             }
             _ => {}
@@ -352,6 +354,12 @@ impl App {
                 }
             }
             KeyCode::Char('q') | KeyCode::Esc => self.quit = true,
+            // A short id as listed (`#0c1d2e3f`), or a full id: typed on the status line,
+            // Enter watches the game it names (Backspace and Esc as at the `:` prompt).
+            KeyCode::Char(c) if c == '#' || c.is_ascii_hexdigit() => {
+                self.input = Some(c.to_string());
+                self.status = None;
+            }
             _ => {}
         }
         Vec::new()

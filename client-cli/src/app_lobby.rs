@@ -56,6 +56,13 @@ impl App {
         seeks.chain(games).chain(players).collect()
     }
 
+    /// How many other players are online: the server's count includes us (the list we
+    /// show leaves us out, so the count does too).
+    pub fn others_online(&self) -> u32 {
+        self.online_count
+            .saturating_sub(u32::from(self.me.is_some()))
+    }
+
     /// Welcomed in lobby mode: ask for both lists.
     pub(crate) fn enter_lobby(&mut self, at: Instant) -> Vec<ClientMessage> {
         self.phase = Phase::Lobby;
@@ -67,6 +74,17 @@ impl App {
     pub(crate) fn back_to_lobby(&mut self) -> Vec<ClientMessage> {
         self.phase = Phase::Lobby;
         LOBBY_LISTS.to_vec()
+    }
+
+    /// A seek taken or a challenge sent from the lobby came to nothing: back in the
+    /// lobby, with `text` on the status line; its lists are asked for on the next tick.
+    pub(crate) fn return_to_lobby(&mut self, kind: super::LogKind, text: String) {
+        self.mode = Mode::Lobby;
+        self.phase = Phase::Lobby;
+        self.from_lobby = false;
+        self.challenge_sent = None;
+        self.lobby_poll = None;
+        self.status = Some((kind, text));
     }
 
     /// On a tick in the lobby: the lists again, every [`LOBBY_POLL`].
@@ -118,6 +136,7 @@ impl App {
                         find: Find::Seek,
                     };
                     self.phase = Phase::Seeking;
+                    self.from_lobby = true;
                     self.hint(format!("Taking {}'s seek…", clean(&s.player.name)));
                     return vec![ClientMessage::AcceptSeek { seek: s.seek }];
                 }
@@ -127,6 +146,7 @@ impl App {
                         settings: crate::tc::TimeControl::Standard.settings(Level::Three),
                         find: Find::Challenge(p.player_id.clone()),
                     };
+                    self.from_lobby = true;
                     self.hint(format!("Challenging {}…", clean(&p.name)));
                     return self.find_game();
                 }
@@ -139,7 +159,7 @@ impl App {
 }
 
 /// One line of the lobby, at most `width` columns.
-fn entry_line(e: &Entry, width: usize) -> String {
+pub(crate) fn entry_line(e: &Entry, width: usize) -> String {
     let line = match e {
         Entry::Seek(s) => format!(
             "seek   {:<16} {}{}",
@@ -170,8 +190,8 @@ pub fn draw_lobby(frame: &mut Frame, area: Rect, app: &App) {
     let entries = app.lobby_entries();
     let width = area.width.saturating_sub(2) as usize;
     let online = format!(
-        "Online ({}): Enter challenges (Level 3, standard)",
-        app.online_count
+        "Online besides you ({}): Enter challenges (Level 3, standard)",
+        app.others_online()
     );
     let sections: [Section; 3] = [
         (
@@ -414,6 +434,136 @@ mod tests {
         );
         assert_eq!(app.pick, 2);
         assert_eq!(PROTOCOL_VERSION, 1);
+    }
+
+    /// Rita in the lobby challenges Bert (the player online, Enter); the server sends it.
+    fn challenging_bert(t0: Instant) -> App {
+        let mut app = lobby(t0);
+        for _ in 0..3 {
+            app.on_key(key(KeyCode::Down), t0);
+        }
+        app.on_key(key(KeyCode::Enter), t0);
+        app.on_lobby(
+            LobbyMessage::ChallengeSent {
+                challenge: 9,
+                to: player("id-bert", "Bert"),
+                settings: crate::tc::TimeControl::Standard.settings(Level::Three),
+                expires_ms: 60_000,
+                rated: false,
+            },
+            t0,
+        );
+        assert_eq!(app.phase, Phase::Seeking);
+        app
+    }
+
+    #[test]
+    fn a_challenge_declined_from_the_lobby_goes_back_to_the_lobby() {
+        let t0 = Instant::now();
+        let mut app = challenging_bert(t0);
+        app.on_lobby(
+            LobbyMessage::ChallengeClosed {
+                challenge: 9,
+                reason: "declined".into(),
+            },
+            t0,
+        );
+        assert!(!app.quit, "the lobby stays open");
+        assert_eq!(app.exit_code, 0);
+        assert_eq!((&app.phase, &app.mode), (&Phase::Lobby, &Mode::Lobby));
+        assert_eq!(
+            app.status.as_ref().map(|(_, t)| t.as_str()),
+            Some("No game: the challenge to Bert was declined")
+        );
+        // Its lists are asked for again at once, and every two seconds after.
+        let sent = app.on_tick(t0 + Duration::from_millis(50));
+        assert!(sent.contains(&ClientMessage::ListPlayers), "{sent:?}");
+        let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        terminal.draw(|f| crate::ui::ui(f, &app, t0)).unwrap();
+        let text = format!("{}", terminal.backend());
+        assert!(
+            text.contains("the challenge to Bert was declined"),
+            "{text}"
+        );
+        assert!(text.contains("Open seeks"), "{text}");
+        // Enter challenges him again.
+        app.pick = 3;
+        let sent = app.on_key(key(KeyCode::Enter), t0);
+        assert!(matches!(&sent[..], [ClientMessage::Challenge { to, .. }] if to == "id-bert"));
+    }
+
+    #[test]
+    fn a_challenge_refused_by_the_server_from_the_lobby_goes_back_too() {
+        let t0 = Instant::now();
+        let mut app = lobby(t0);
+        for _ in 0..3 {
+            app.on_key(key(KeyCode::Down), t0);
+        }
+        app.on_key(key(KeyCode::Enter), t0);
+        let sent = app.on_message(
+            ServerMessage::error("unknown_player", "Bert is not online"),
+            t0,
+        );
+        assert!(!app.quit);
+        assert_eq!(app.phase, Phase::Lobby);
+        assert!(sent.contains(&ClientMessage::ListPlayers), "{sent:?}");
+        assert_eq!(
+            app.status.clone(),
+            Some((
+                super::super::LogKind::Error,
+                "No game: Bert is not online".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_closed_challenge_names_the_challenger_not_its_number() {
+        let t0 = Instant::now();
+        let mut app = lobby(t0);
+        app.on_lobby(
+            LobbyMessage::Challenged {
+                challenge: 2,
+                from: player("id-carol", "Carol"),
+                settings: Settings::level(Level::Three),
+                expires_ms: 60_000,
+                rated: false,
+            },
+            t0,
+        );
+        // Declined with 'n': the server then closes it.
+        let sent = app.on_key(key(KeyCode::Char('n')), t0);
+        assert_eq!(sent, [ClientMessage::DeclineChallenge { challenge: 2 }]);
+        app.take_output();
+        app.on_lobby(
+            LobbyMessage::ChallengeClosed {
+                challenge: 2,
+                reason: "declined".into(),
+            },
+            t0,
+        );
+        let out = app.take_output();
+        assert_eq!(out[0].text, "The challenge from Carol is closed: declined");
+        assert!(!out[0].text.contains('2'), "no internal number");
+        assert_eq!(app.log.last().unwrap().text, out[0].text);
+    }
+
+    #[test]
+    fn the_online_count_leaves_us_out_as_the_list_does() {
+        let t0 = Instant::now();
+        let app = lobby(t0);
+        // Rita and Bert are online: the list shows Bert, the count says 1.
+        assert_eq!(app.online_count, 2);
+        assert_eq!(app.others_online(), 1);
+        let listed = app
+            .lobby_entries()
+            .iter()
+            .filter(|e| matches!(e, Entry::Player(_)))
+            .count();
+        assert_eq!(listed as u32, app.others_online());
+        let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        terminal.draw(|f| crate::ui::ui(f, &app, t0)).unwrap();
+        let text = format!("{}", terminal.backend());
+        assert!(text.contains("Online besides you (1)"), "{text}");
     }
 
     #[test]

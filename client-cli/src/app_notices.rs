@@ -67,6 +67,8 @@ impl App {
             } => {
                 let name = clean(&from.name);
                 self.challenges.retain(|c| c.0 != challenge);
+                self.challengers.retain(|c| c.0 != challenge);
+                self.challengers.push((challenge, name.clone()));
                 self.challenges
                     .push((challenge, name.clone(), settings.clone()));
                 let text = format!(
@@ -111,15 +113,28 @@ impl App {
                             text.clone(),
                             json!({ "challenge": challenge, "reason": reason }),
                         );
-                        if self.game.as_ref().is_none_or(|g| g.is_over()) {
+                        if self.from_lobby && self.game.is_none() {
+                            // Challenged from the lobby: back there, told why.
+                            self.log(LogKind::Info, None, text.clone());
+                            self.return_to_lobby(LogKind::Info, text);
+                        } else if self.game.as_ref().is_none_or(|g| g.is_over()) {
                             self.fatal(text);
                         }
                     }
-                    None => self.info(
-                        "challenge_closed",
-                        format!("Challenge {challenge} closed: {reason}"),
-                        json!({ "challenge": challenge, "reason": reason }),
-                    ),
+                    None => {
+                        // A challenge we received: named by who sent it.
+                        let from = self
+                            .challengers
+                            .iter()
+                            .find(|c| c.0 == challenge)
+                            .map_or("a player".to_string(), |c| c.1.clone());
+                        self.challengers.retain(|c| c.0 != challenge);
+                        self.info(
+                            "challenge_closed",
+                            format!("The challenge from {from} is closed: {reason}"),
+                            json!({ "challenge": challenge, "from": from, "reason": reason }),
+                        )
+                    }
                 }
             }
             LobbyMessage::RematchOffered { game, by } => {

@@ -40,5 +40,7 @@ mod connection;
 mod finding;
 #[path = "app_tests/game_end.rs"]
 mod game_end;
+#[path = "app_tests/picking.rs"]
+mod picking;
 #[path = "app_tests/replica.rs"]
 mod replica;

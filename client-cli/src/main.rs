@@ -91,8 +91,9 @@ enum Command {
         #[arg(long, conflicts_with = "game")]
         code: Option<String>,
     },
-    /// The lobby (full screen): open seeks and live games with their watchers; take a
-    /// seek (the game starts at once) or watch a game. Signs you in as a player.
+    /// The lobby (full screen): open seeks, live games with their watchers and the other
+    /// players online; take a seek (the game starts at once), watch a game or challenge a
+    /// player. Signs you in as a player.
     Lobby,
     /// List the live games, then the finished games the server keeps.
     Games {
@@ -317,7 +318,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => {
             // On a terminal: step through it; elsewhere (pipes, referees): the final board.
             let interactive = !cli.plain && !cli.json && std::io::stdout().is_terminal();
-            // A file never needs the config; a game number needs the server.
+            // A file never needs the config; a stored game (by id or short id) needs the server.
             let server = match replay::game_number(&args.file) {
                 Some(_) => {
                     let config = config::default_path()

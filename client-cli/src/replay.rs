@@ -68,7 +68,7 @@ fn fetch(server: &str, game: &GameRef) -> Result<Vec<u8>, String> {
 }
 
 /// `json`: print one JSON object instead of the board. `interactive`: step through the
-/// game full-screen instead of printing the final board. `server`: where a game number
+/// game full-screen instead of printing the final board. `server`: where a stored game
 /// is fetched from.
 pub fn main(args: &Args, json: bool, interactive: bool, server: &str) -> ExitCode {
     let (name, bytes) = match game_number(&args.file) {

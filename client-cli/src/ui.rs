@@ -218,6 +218,11 @@ pub(crate) fn styled_line(cells: impl IntoIterator<Item = (char, Style)>) -> Lin
 mod boxes;
 use boxes::{game_over_box, help_box};
 
+// The status and keys lines, the wait in words.
+#[path = "ui_footer.rs"]
+mod footer;
+use footer::{keys_line, rows, status_line, waiting_text};
+
 // The panel beside the board: seats, hourglasses, the 15-second timer, countdowns.
 #[path = "ui_panel.rs"]
 mod panel;
@@ -277,80 +282,6 @@ fn header(app: &App, at: Instant, width: u16) -> Line<'static> {
         Span::styled("  ○ offline", Style::new().fg(Color::LightRed))
     });
     Line::from(spans)
-}
-
-fn status_line(app: &App) -> Line<'static> {
-    if let Some(text) = &app.input {
-        return Line::from(vec![
-            Span::styled("> ", Style::new().fg(Color::Yellow)),
-            Span::raw(text.clone()),
-            Span::styled("▏", Style::new().fg(Color::Yellow)),
-            Span::styled("   Enter send · Esc cancel · 'help' lists commands", dim()),
-        ]);
-    }
-    if let Some(c) = app.confirm {
-        let q = match c {
-            Confirm::Resign => "Resign this game? y/n".to_string(),
-            Confirm::Quit => "Leave? Your seat is kept for the reconnection grace. y/n".to_string(),
-            Confirm::Challenge(_) => app
-                .status
-                .as_ref()
-                .map_or("Accept the challenge? y/n".to_string(), |(_, t)| t.clone()),
-        };
-        return Line::styled(
-            q,
-            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
-        );
-    }
-    match &app.status {
-        Some((LogKind::Error, t)) => Line::styled(t.clone(), Style::new().fg(Color::LightRed)),
-        Some((_, t)) => Line::styled(t.clone(), Style::new().fg(Color::Cyan)),
-        None => Line::raw(""),
-    }
-}
-
-/// The keys that do something now.
-fn keys_line(app: &App) -> Line<'static> {
-    let text = match (&app.phase, &app.game) {
-        (Phase::Picking, _) => "↑↓ choose · Enter watch · q quit".to_string(),
-        (Phase::Lobby, _) => {
-            "↑↓ choose · Enter take the seek / watch the game / challenge the player · q quit"
-                .to_string()
-        }
-        (Phase::InGame, Some(g)) if g.is_over() => match app.mode {
-            crate::app::Mode::Play { .. } => "n new game · r rematch · q quit".to_string(),
-            _ => "q quit".to_string(),
-        },
-        (Phase::InGame, Some(g)) if g.seat.is_none() => "arrows move the cursor · q quit".into(),
-        (Phase::InGame, Some(g)) => {
-            let legal = &g.legal;
-            let has = |f: &dyn Fn(&Action) -> bool| legal.iter().any(f);
-            let mut keys: Vec<&str> = Vec::new();
-            if has(&|a| matches!(a, Action::Release { .. })) {
-                keys.push("arrows · Enter put down and drop · . without dropping");
-            } else if has(&|a| matches!(a, Action::Start { .. })) {
-                keys.push("1 2 3 pick up · arrows move");
-            } else if has(&|a| matches!(a, Action::Place { .. })) {
-                keys.push("cursor + Enter place an hourglass");
-            }
-            if has(&|a| *a == Action::Drop) {
-                keys.push("d drop");
-            }
-            if has(&|a| matches!(a, Action::PenaltyDrop { .. })) {
-                keys.push("p penalty ring on the cursor");
-            }
-            if has(&|a| *a == Action::Claim) {
-                keys.push("c claim");
-            }
-            if has(&|a| *a == Action::Flip) {
-                keys.push("f flip the timer");
-            }
-            keys.extend([": type", "R resign", "? help", "q quit"]);
-            keys.join(" · ")
-        }
-        _ => "q quit".into(),
-    };
-    Line::styled(text, dim())
 }
 
 /// The newest log entries that fit in `height` lines of `width` cells, wrapped.
@@ -424,68 +355,44 @@ fn marks(app: &App, view: &GameView) -> Vec<(Square, Mark)> {
     out
 }
 
-fn waiting_text(app: &App) -> String {
-    match (&app.phase, &app.mode) {
-        (Phase::Connecting, _) => "Connecting…".into(),
-        (Phase::Hello, _) => "Saying hello…".into(),
-        (Phase::Seeking, crate::app::Mode::Play { settings, find }) => {
-            let settings = describe_settings(settings);
-            match find {
-                Find::Seek => {
-                    format!("Waiting for an opponent who asks for the same game ({settings})…")
-                }
-                Find::Bot(level) => format!(
-                    "Starting a game against the {}computer ({settings})…",
-                    level.map(|l| format!("{} ", l.name())).unwrap_or_default()
-                ),
-                Find::Challenge(name) => match &app.challenge_sent {
-                    Some((_, to)) => {
-                        format!("Waiting for {to} to accept your challenge ({settings})…")
-                    }
-                    None => format!("Challenging {}…", crate::sanitize::clean(name)),
-                },
-                Find::Host => match &app.hosting {
-                    Some(code) => format!(
-                        "Private game ({settings}). Your code: {code}   Your opponent runs: tamsk join {code}"
-                    ),
-                    None => "Opening a private game…".to_string(),
-                },
-                Find::Code(code) => {
-                    format!("Joining private game {}…", crate::sanitize::clean(code))
-                }
-            }
-        }
-        (Phase::Joining(id), _) => format!("Opening game {}…", crate::gameref::short_id(*id)),
-        (Phase::Listing, _) => "Listing live games…".into(),
-        _ => String::new(),
-    }
-}
-
 /// Draws the whole screen at local instant `at`.
 pub fn ui(frame: &mut Frame, app: &App, at: Instant) {
     let area = frame.area();
     if Size::of(area.width, area.height).is_none() {
-        too_small(frame, area);
+        too_small(frame, area, ": the game goes on meanwhile");
         return;
     }
+    // The status (an error, a question, the typed command) and the keys wrap rather
+    // than run off the screen.
+    let (status_text, keys_text) = (status_line(app), keys_line(app, area.width));
     let [head, body, status, keys] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
+        Constraint::Length(rows(&status_text, area.width).min(3)),
+        Constraint::Length(rows(&keys_text, area.width).min(2)),
     ])
     .areas(area);
     frame.render_widget(Paragraph::new(header(app, at, area.width)), head);
-    frame.render_widget(Paragraph::new(status_line(app)), status);
-    frame.render_widget(Paragraph::new(keys_line(app)), keys);
+    let wrap = Wrap { trim: true };
+    frame.render_widget(Paragraph::new(status_text).wrap(wrap), status);
+    frame.render_widget(Paragraph::new(keys_text).wrap(wrap), keys);
     match (&app.phase, &app.game) {
         (Phase::Picking, _) => {
             let mut lines = vec![
-                Line::styled("Live games: choose one to watch", Style::new().bold()),
+                Line::styled(
+                    "Live games: choose one to watch (or type its short id)",
+                    Style::new().bold(),
+                ),
                 Line::raw(""),
             ];
+            let room = body.width.saturating_sub(2) as usize;
             for (i, g) in app.games.iter().enumerate() {
-                let line = game_line(g);
+                let mut line = game_line(g);
+                if line.chars().count() > room {
+                    // As the lobby lists it: the settings' short form.
+                    let entry = crate::app::lobby::Entry::Game(g.clone());
+                    line = crate::app::lobby::entry_line(&entry, room);
+                }
                 lines.push(if i == app.pick {
                     Line::styled(
                         format!("▶ {line}"),
@@ -500,14 +407,14 @@ pub fn ui(frame: &mut Frame, app: &App, at: Instant) {
         (Phase::Lobby, _) => crate::app::lobby::draw_lobby(frame, body, app),
         (Phase::InGame, Some(view)) => draw_game(frame, body, app, view, at),
         _ => {
+            let waiting = Line::styled(waiting_text(app), Style::new().fg(Color::Yellow));
+            let height = rows(&waiting, body.width) + 2;
             let [top, rest] =
-                Layout::vertical([Constraint::Length(3), Constraint::Min(1)]).areas(body);
+                Layout::vertical([Constraint::Length(height), Constraint::Min(1)]).areas(body);
             frame.render_widget(
-                Paragraph::new(vec![
-                    Line::raw(""),
-                    Line::styled(waiting_text(app), Style::new().fg(Color::Yellow)),
-                ])
-                .centered(),
+                Paragraph::new(vec![Line::raw(""), waiting])
+                    .centered()
+                    .wrap(Wrap { trim: true }),
                 top,
             );
             let h = rest.height.saturating_sub(1) as usize;
@@ -520,19 +427,19 @@ pub fn ui(frame: &mut Frame, app: &App, at: Instant) {
         }
     }
     if app.help {
-        help_box(frame, body);
+        help_box(frame, body, app);
     }
 }
 
-/// Below 80×24: what to do, in words.
-fn too_small(frame: &mut Frame, area: Rect) {
+/// Below 80×24: what to do, in words (`meanwhile`: what goes on while it is too small).
+pub(crate) fn too_small(frame: &mut Frame, area: Rect, meanwhile: &str) {
     let lines = vec![
         Line::styled(
             format!("TAMSK needs a terminal of at least {MIN_WIDTH}×{MIN_HEIGHT}"),
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
         ),
         Line::raw(format!("(this one is {}×{}).", area.width, area.height)),
-        Line::raw("Enlarge the window: the game goes on meanwhile."),
+        Line::raw(format!("Enlarge the window{meanwhile}.")),
         Line::raw("q leaves."),
     ];
     let h = (lines.len() as u16).min(area.height);
@@ -547,44 +454,81 @@ fn too_small(frame: &mut Frame, area: Rect) {
     );
 }
 
-fn draw_game(frame: &mut Frame, body: Rect, app: &App, view: &GameView, at: Instant) {
-    let now = view.now_ms(at);
-    let area = frame.area();
-    let size = Size::of(area.width, area.height).unwrap_or(Size::Compact);
+/// Where a game's parts go in `body`: the board, the panel beside it, and the log (or
+/// a replay's entries) under one of them. The same for a game played, watched or
+/// replayed, so that all three fit 80×24 with the compact board.
+pub(crate) struct GameAreas {
+    pub board: Rect,
+    pub panel: Rect,
+    pub log: Rect,
+}
+
+/// The areas of a game drawn in layout `size` in `body`, with a panel of `panel_lines`.
+pub(crate) fn game_areas(body: Rect, size: Size, panel_lines: usize) -> GameAreas {
     let board_width = match size {
         Size::Large => PANEL_COLUMN,
         Size::Compact => crate::compact::WIDTH as u16 + 1,
     };
     let [left, right] =
         Layout::horizontal([Constraint::Length(board_width), Constraint::Min(20)]).areas(body);
-    let marks = marks(app, view);
-    let board_lines = match size {
-        Size::Large => board(&view.replica, now, &marks),
-        Size::Compact => crate::compact::board(&view.replica, now, &marks),
-    };
-    let panel = panel(view, app, now, size);
-    let log_area = match size {
+    match size {
         Size::Large => {
-            frame.render_widget(Paragraph::new(board_lines), left);
-            let panel_height = (panel.len() as u16).min(right.height);
-            let [top, log] =
+            // The log goes under the panel, beside the board.
+            let panel_height = (panel_lines as u16).min(right.height);
+            let [panel, log] =
                 Layout::vertical([Constraint::Length(panel_height), Constraint::Min(0)])
                     .areas(right);
-            frame.render_widget(Paragraph::new(panel).wrap(Wrap { trim: false }), top);
-            log
+            GameAreas {
+                board: left,
+                panel,
+                log,
+            }
         }
         Size::Compact => {
             // The log goes under the board, the panel takes the whole right side.
-            let [top, log] = Layout::vertical([
+            let [board, log] = Layout::vertical([
                 Constraint::Length(crate::compact::LINES as u16),
                 Constraint::Min(0),
             ])
             .areas(left);
-            frame.render_widget(Paragraph::new(board_lines), top);
-            frame.render_widget(Paragraph::new(panel).wrap(Wrap { trim: false }), right);
-            log
+            GameAreas {
+                board,
+                panel: right,
+                log,
+            }
         }
-    };
+    }
+}
+
+/// The board in layout `size`: the network server's drawing, or the compact one.
+pub(crate) fn board_in(
+    size: Size,
+    game: &Game,
+    now: u64,
+    marks: &[(Square, Mark)],
+) -> Vec<Line<'static>> {
+    match size {
+        Size::Large => board(game, now, marks),
+        Size::Compact => crate::compact::board(game, now, marks),
+    }
+}
+
+fn draw_game(frame: &mut Frame, body: Rect, app: &App, view: &GameView, at: Instant) {
+    let now = view.now_ms(at);
+    let area = frame.area();
+    let size = Size::of(area.width, area.height).unwrap_or(Size::Compact);
+    let marks = marks(app, view);
+    let panel = panel(view, app, now, size);
+    let areas = game_areas(body, size, panel.len());
+    frame.render_widget(
+        Paragraph::new(board_in(size, &view.replica, now, &marks)),
+        areas.board,
+    );
+    frame.render_widget(
+        Paragraph::new(panel).wrap(Wrap { trim: false }),
+        areas.panel,
+    );
+    let log_area = areas.log;
     if log_area.height > 2 {
         let h = log_area.height as usize - 1;
         frame.render_widget(

@@ -96,35 +96,97 @@ pub(super) fn game_over_box(frame: &mut Frame, area: Rect, app: &App, view: &Gam
     );
 }
 
-pub(super) fn help_box(frame: &mut Frame, area: Rect) {
-    let lines: Vec<Line<'static>> = [
-        "Keys",
-        "  1 2 3        pick up your first, second, third hourglass (the move starts)",
-        "  arrows hjkl  move the cursor",
-        "  Enter Space  put the hourglass down on the cursor and drop a ring there;",
-        "               or pick up the hourglass under the cursor; or drop the penalty ring",
-        "  .            put it down without dropping",
-        "  d            drop a ring on your destination",
-        "  c            claim: drop your ring where your opponent did not",
-        "  p            drop the penalty ring on the cursor",
-        "  f            flip the 15-second timer (Level 3, not on your turn)",
-        "  R            resign (asks first)        W  claim the win after his grace ran out",
-        "  :            type a command              q  leave (your seat is kept a while)",
-        "",
-        "Typed commands",
-        "  d1-d2  move and drop · d1-d2.  move without dropping · start d1 · release d2",
-        "  drop · drop e4 (penalty ring) · penalty e4 · claim · flip · resign · win · quit",
-        "  after a game: n or 'new' another game · r or 'rematch' · challenges: y/n, 'accept', 'decline'",
-        "",
-        "Any key closes this help.",
-    ]
-    .into_iter()
-    .map(Line::raw)
-    .collect();
-    let r = centered(area, 90, lines.len() as u16 + 2);
-    frame.render_widget(Clear, r);
+/// The player's keys and commands, each line at most 76 columns (the box fits 80).
+const PLAYER_HELP: &[&str] = &[
+    "Keys",
+    "  1 2 3   pick up your first, second, third hourglass (the move starts)",
+    "  arrows  move the cursor (or h j k l)",
+    "  Enter   put the hourglass down on the cursor and drop a ring there; or",
+    "          pick up the one under the cursor; or drop the penalty ring there",
+    "  .       put it down without dropping   d  drop a ring on your destination",
+    "  c       claim: drop where your opponent did not  p  penalty ring on cursor",
+    "  f       flip the 15-second timer (Level 3, not on your turn)",
+    "  R       resign (asks first)    W  claim the win once his grace ran out",
+    "  :       type a command         q  leave (your seat is kept a while)",
+    "  y n     accept or decline a challenge; after a game: n new game, r rematch",
+    "",
+    "Typed commands (after :)",
+    "  d1-d2 move and drop · d1-d2. without dropping · start d1 · release d2",
+    "  drop · drop e4 (penalty ring) · claim · flip · resign · win · quit",
+    "  after a game: new · rematch · decline rematch; accept · decline",
+    "",
+    "Any key closes this help.",
+];
+
+/// A watcher's keys: only what applies to watching.
+const WATCHER_HELP: &[&str] = &[
+    "Keys (watching: only the players act)",
+    "  arrows  move the cursor over the board (or h j k l)",
+    "  :       type a command: help, quit",
+    "  y n     accept or decline a challenge you receive",
+    "  q Esc   stop watching",
+    "",
+    "The sand, the 15-second timer and every deadline run on the screen;",
+    "the log tells each move in words.",
+    "",
+    "Any key closes this help.",
+];
+
+/// The game picker's keys.
+const PICKER_HELP: &[&str] = &[
+    "Keys (choosing a game to watch)",
+    "  ↑ ↓       choose a game       Enter  watch it",
+    "  #0c1d…    type a short id as listed, then Enter (Backspace, Esc)",
+    "  q         quit",
+    "",
+    "Any key closes this help.",
+];
+
+/// The lobby's keys.
+const LOBBY_HELP: &[&str] = &[
+    "Keys (lobby)",
+    "  ↑ ↓    choose a seek, a live game or a player online",
+    "  Enter  take the seek (the game starts at once), watch the game, or",
+    "         challenge the player (Level 3, standard time control)",
+    "  y n    accept or decline a challenge you receive",
+    "  q      quit",
+    "",
+    "Any key closes this help.",
+];
+
+/// The help that applies now: the player's, a watcher's, the picker's, the lobby's (a
+/// guest is never challenged: no y/n for him).
+pub(crate) fn help_lines(app: &App) -> Vec<&'static str> {
+    let watching = matches!(app.mode, crate::app::Mode::Watch { .. })
+        || app.game.as_ref().is_some_and(|g| g.seat.is_none());
+    let lines = match app.phase {
+        Phase::Picking => PICKER_HELP,
+        Phase::Lobby => LOBBY_HELP,
+        _ if watching => WATCHER_HELP,
+        _ => PLAYER_HELP,
+    };
+    lines
+        .iter()
+        .copied()
+        .filter(|l| !(app.guest && l.starts_with("  y n")))
+        .collect()
+}
+
+pub(super) fn help_box(frame: &mut Frame, area: Rect, app: &App) {
+    let lines: Vec<Line<'static>> = help_lines(app).into_iter().map(Line::raw).collect();
+    // The borders and a space each side: 80 columns for the widest (76).
+    let width = lines.iter().map(|l| l.width() as u16).max().unwrap_or(20) + 4;
+    // Lines wrap should a terminal be narrower than the help (it never is from 80×24).
+    let r = centered(area, width, lines.len() as u16 + 2);
+    // Over the whole body: no board or log peeking out around the box.
+    frame.render_widget(Clear, area);
     frame.render_widget(
-        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(" Help ")),
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" Help ")
+                .padding(ratatui::widgets::Padding::horizontal(1)),
+        ),
         r,
     );
 }

@@ -19,9 +19,9 @@ pub fn sand_bar(left: u64, total: u64, width: usize) -> String {
     s
 }
 
-/// One hourglass: where it is and its sand.
-pub fn glass_line(game: &Game, glass: Glass, now: u64) -> Line<'static> {
-    glass_line_sized(game, glass, now, Size::Large.bar(), false)
+/// One hourglass: where it is and its sand, with a bar for the layout `size`.
+pub fn glass_line(game: &Game, glass: Glass, now: u64, size: Size) -> Line<'static> {
+    glass_line_sized(game, glass, now, size.bar(), false)
 }
 
 /// The sand `glass` would have on top if it were picked up (flipped) at `now`.
@@ -165,19 +165,25 @@ fn seat_lines(view: &GameView, p: Player, app: &App, now: u64, size: Size) -> Ve
     vec![Line::from(head), Line::from(second)]
 }
 
-/// The 15-second timer (Level 3).
-pub fn neutral_line(game: &Game, now: u64) -> Option<Line<'static>> {
-    neutral_line_sized(game, now, Size::Large.bar(), None)
+/// The 15-second timer (Level 3), for the layout `size`.
+pub fn neutral_line(game: &Game, now: u64, size: Size) -> Option<Line<'static>> {
+    neutral_line_sized(game, now, size, None)
 }
 
-/// The 15-second timer with a bar of `bar` cells, from `me`'s point of view (on him,
-/// it says so in red).
+/// The 15-second timer for the layout `size`, from `me`'s point of view (on him, it
+/// says so in red).
 fn neutral_line_sized(
     game: &Game,
     now: u64,
-    bar: usize,
+    size: Size,
     me: Option<Player>,
 ) -> Option<Line<'static>> {
+    let bar = size.bar();
+    // The compact panel is 36 columns wide: "Timer on Black ████████  12.3s".
+    let on = match size {
+        Size::Large => "15-second timer on ",
+        Size::Compact => "Timer on ",
+    };
     if game.settings().level != protocol::Level::Three {
         return None;
     }
@@ -202,7 +208,7 @@ fn neutral_line_sized(
             ),
         ]),
         Some(target) if left > 0 => Line::from(vec![
-            Span::styled("15-second timer on ", Style::new().fg(Color::Yellow)),
+            Span::styled(on, Style::new().fg(Color::Yellow)),
             Span::styled(format!("{target}"), player_text(target)),
             Span::raw(" "),
             Span::styled(
@@ -254,7 +260,7 @@ pub(super) fn panel(view: &GameView, app: &App, now: u64, size: Size) -> Vec<Lin
         }
         if p == Player::Black {
             gap(&mut out);
-            if let Some(l) = neutral_line_sized(game, now, size.bar(), view.seat) {
+            if let Some(l) = neutral_line_sized(game, now, size, view.seat) {
                 out.push(l);
                 gap(&mut out);
             }

@@ -307,3 +307,136 @@ fn the_game_over_box_fits_80_columns() {
     }
     assert!(text.contains("n new game"), "{text}");
 }
+
+/// Every row of the screen, without the snapshot's quotes.
+fn rows_of(t: &Terminal<TestBackend>) -> Vec<String> {
+    text_of(t)
+        .lines()
+        .map(|l| l.trim_matches('"').to_string())
+        .collect()
+}
+
+/// Whether `line` is on the screen whole, on one row.
+fn shown_whole(t: &Terminal<TestBackend>, line: &str) -> bool {
+    rows_of(t).iter().any(|r| r.contains(line))
+}
+
+#[test]
+fn the_players_help_fits_80_by_24_and_100_by_36() {
+    let t0 = Instant::now();
+    let fake = Fake::new(Settings::level(Level::Three));
+    let mut app = seated(&fake, Player::Red, t0);
+    app.on_key(ch('?'), t0);
+    assert!(app.help);
+    let terminal = draw_in(80, 24, &app, t0);
+    insta::assert_snapshot!("help_80x24", terminal.backend());
+    let lines = boxes::help_lines(&app);
+    assert!(lines.iter().any(|l| l.contains("resign")));
+    for (w, h) in [(80, 24), (100, 36)] {
+        let terminal = draw_in(w, h, &app, t0);
+        for line in &lines {
+            assert!(shown_whole(&terminal, line), "{w}×{h}: {line:?} cut");
+        }
+    }
+    // Typed 'help' shows it too (the commands do not fit the status line).
+    app.on_key(ch('x'), t0);
+    assert!(!app.help, "any key closes it");
+    app.on_line("help", t0);
+    assert!(app.help);
+    assert_eq!(app.status, None);
+}
+
+#[test]
+fn a_watcher_is_shown_only_the_keys_of_watching() {
+    let t0 = Instant::now();
+    let fake = Fake::new(Settings::level(Level::Three));
+    // A guest, as `tamsk watch` without a token comes.
+    let mut app = App::new(crate::app::Mode::Watch { game: None }, "w".into(), None, t0);
+    app.on_connected(t0);
+    app.on_message(
+        protocol::wire::ServerMessage::GuestWelcome {
+            version: 1,
+            server_ms: 0,
+        },
+        t0,
+    );
+    app.on_message(fake.snapshot(None, 0), t0);
+    app.on_key(ch('?'), t0);
+    let terminal = draw_in(80, 24, &app, t0);
+    let text = text_of(&terminal);
+    assert!(text.contains("stop watching"), "{text}");
+    for players_only in ["pick up", "resign", "drop", "claim", "flip", "rematch"] {
+        assert!(!text.contains(players_only), "{players_only}: {text}");
+    }
+    for line in boxes::help_lines(&app) {
+        assert!(shown_whole(&terminal, line), "{line:?} cut");
+    }
+    // A guest (no token) is never challenged; a watcher with a player may be.
+    assert!(app.guest);
+    assert!(!text.contains("challenge"), "{text}");
+    app.guest = false;
+    assert!(boxes::help_lines(&app)
+        .iter()
+        .any(|l| l.contains("accept or decline a challenge")));
+    app.guest = true;
+    // The keys line too.
+    app.help = false;
+    let keys = rows_of(&draw_in(80, 24, &app, t0)).pop().unwrap();
+    assert_eq!(keys.trim_end(), "arrows move the cursor · ? help · q quit");
+}
+
+#[test]
+fn the_keys_line_fits_80_columns_in_every_state() {
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::Three));
+    let mut app = seated(&fake, Player::Red, t0);
+    let keys = |app: &App| keys_line(app, 80).to_string();
+    assert_eq!(
+        keys(&app),
+        "1 2 3 pick up · arrows move · : type · R resign · ? help · q quit"
+    );
+    // X in hand: the keys the help lists as well are left out first.
+    let ev = fake.act(Player::Red, Action::Start { from: sq("d1") }, 100);
+    app.on_message(ev, t0 + Duration::from_millis(100));
+    let holding = keys(&app);
+    assert!(holding.chars().count() <= 80, "{holding}");
+    assert!(holding.starts_with("arrows, Enter put down and drop · . no drop"));
+    assert!(holding.ends_with("? help · q quit"), "{holding}");
+    // Wider, everything.
+    assert!(keys_line(&app, 100).to_string().contains(": type"));
+    app.phase = Phase::Picking;
+    assert_eq!(
+        keys(&app),
+        "↑↓ choose, Enter watch · or type its short id and Enter · q quit"
+    );
+    app.phase = Phase::Lobby;
+    assert!(keys(&app).chars().count() <= 80);
+}
+
+#[test]
+fn long_status_and_waiting_lines_wrap_at_80_columns() {
+    let t0 = Instant::now();
+    let fake = Fake::new(Settings::level(Level::Three));
+    let mut app = greeted(&fake, t0);
+    // Seeking: the whole sentence, settings included, on the screen.
+    let terminal = draw_in(80, 24, &app, t0);
+    let waiting = waiting_text(&app);
+    assert!(waiting.chars().count() > 80, "a long one: {waiting}");
+    let screen = rows_of(&terminal).join(" ");
+    let screen: Vec<&str> = screen.split_whitespace().collect();
+    let words: Vec<&str> = waiting.split_whitespace().collect();
+    assert!(
+        screen.windows(words.len()).any(|w| w == words.as_slice()),
+        "{waiting} cut: {}",
+        text_of(&terminal)
+    );
+    // A long status (a challenge: the settings in words) wraps over the keys line.
+    let status = "Carol (1500?) challenges you (Level 3, hourglasses 180 s, 15-second timer 15 s, clock 600 s): accept? y/n";
+    app.status = Some((LogKind::Info, status.into()));
+    let terminal = draw_in(80, 24, &app, t0);
+    let rows = rows_of(&terminal);
+    let joined = rows[rows.len() - 3..rows.len() - 1].join(" ");
+    let joined: Vec<&str> = joined.split_whitespace().collect();
+    assert_eq!(joined, status.split_whitespace().collect::<Vec<_>>());
+    assert_eq!(rows.last().unwrap().trim_end(), "q quit");
+}

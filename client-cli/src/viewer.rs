@@ -18,7 +18,7 @@ use ratatui::Frame;
 
 use crate::app::describe_settings;
 use crate::sanitize::clean;
-use crate::ui::{self, board};
+use crate::ui::{self, Size};
 use crate::words;
 
 /// One entry of the record and the game after it.
@@ -202,72 +202,60 @@ impl Viewer {
     }
 }
 
-/// Draws the viewer.
-pub fn draw(frame: &mut Frame, v: &Viewer) {
-    let area = frame.area();
-    let [head, body, keys] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(1),
-        Constraint::Length(1),
-    ])
-    .areas(area);
-    let game = v.game();
-    let now = v.t_ms;
-    let settings = describe_settings(game.settings());
-    frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled(
-                " TAMSK replay ",
-                Style::new().fg(Color::Black).bg(Color::Yellow),
-            ),
-            Span::raw(format!(
-                " {} · Red {} vs Black {} · {settings}",
-                v.title, v.names[0], v.names[1]
-            )),
-        ])),
-        head,
-    );
-    let playing = match v.playing {
-        Some(_) => format!("playing ×{}", v.speed),
-        None => "paused".into(),
+/// The header: the file, the players and the settings, as much as fits in `width`
+/// (the names are in the panel too, the settings' short form at the compact size).
+fn header(v: &Viewer, game: &Game, size: Size, width: u16) -> Line<'static> {
+    const TITLE: &str = " TAMSK replay ";
+    let settings = match size {
+        Size::Large => describe_settings(game.settings()),
+        Size::Compact => ui::short_settings(game.settings()),
     };
-    frame.render_widget(
-        Paragraph::new(Line::styled(
-            format!(
-                "t = {} · entry {}/{} · {playing} · ←→ entries · ↑↓ ±1 s · space play · < > speed · g/G first/last · q quit",
-                words::seconds(now),
-                v.pos,
-                v.steps.len() - 1
-            ),
-            Style::new().fg(Color::DarkGray),
-        )),
-        keys,
-    );
-    let [left, right] =
-        Layout::horizontal([Constraint::Length(48), Constraint::Min(20)]).areas(body);
-    frame.render_widget(Paragraph::new(board(&game, now, &[])), left);
+    let file = std::path::Path::new(&v.title)
+        .file_name()
+        .map_or(v.title.clone(), |f| f.to_string_lossy().into_owned());
+    let players = format!("Red {} vs Black {}", v.names[0], v.names[1]);
+    let room = (width as usize).saturating_sub(TITLE.chars().count());
+    let candidates = [
+        format!(" {} · {players} · {settings}", v.title),
+        format!(" {file} · {players} · {settings}"),
+        format!(" {file} · {settings}"),
+    ];
+    let text = candidates
+        .iter()
+        .find(|c| c.chars().count() <= room)
+        .unwrap_or(&candidates[2])
+        .clone();
+    Line::from(vec![
+        Span::styled(TITLE, Style::new().fg(Color::Black).bg(Color::Yellow)),
+        Span::raw(text),
+    ])
+}
+
+/// The panel beside the board: each seat with its rings and hourglasses, the 15-second
+/// timer, the result.
+fn panel(v: &Viewer, game: &Game, now: u64, size: Size) -> Vec<Line<'static>> {
     let mut panel: Vec<Line<'static>> = Vec::new();
     for p in [Player::Black, Player::Red] {
         let mut head = vec![
             Span::styled(format!("{p}"), ui::player_style(p)),
             Span::raw(" "),
             Span::styled(v.names[p.index()].clone(), ui::player_text(p)),
-            Span::raw(format!(" · {} rings left", game.rings_left(p))),
         ];
         if game.is_playing() && game.turn() == p && !game.is_ending() {
             head.push(Span::styled("  ◀ to move", Style::new().fg(Color::Yellow)));
         }
         panel.push(Line::from(head));
+        panel.push(Line::raw(format!("  {} rings left", game.rings_left(p))));
         for g in p.glasses() {
-            panel.push(ui::glass_line(&game, g, now));
+            panel.push(ui::glass_line(game, g, now, size));
         }
         if p == Player::Black {
-            if let Some(l) = ui::neutral_line(&game, now) {
+            if let Some(l) = ui::neutral_line(game, now, size) {
                 panel.push(l);
             }
         }
     }
-    if let Some(result) = words::result(&game) {
+    if let Some(result) = words::result(game) {
         panel.push(Line::styled(
             result,
             Style::new().add_modifier(Modifier::BOLD),
@@ -278,11 +266,57 @@ pub fn draw(frame: &mut Frame, v: &Viewer) {
             }
         }
     }
-    let panel_height = panel.len() as u16 + 1;
-    let [top, list] =
-        Layout::vertical([Constraint::Length(panel_height), Constraint::Min(0)]).areas(right);
-    frame.render_widget(Paragraph::new(panel).wrap(Wrap { trim: false }), top);
+    panel
+}
+
+/// The keys, in one line of at most 80 columns.
+pub const KEYS: &str = "←→ entries · ↑↓ ±1 s · space play · < > speed · g/G first/last · q quit";
+
+/// Draws the viewer: the layout of a game played or watched (the compact board below
+/// 100×36), the entries under the board or the panel.
+pub fn draw(frame: &mut Frame, v: &Viewer) {
+    let area = frame.area();
+    let Some(size) = Size::of(area.width, area.height) else {
+        ui::too_small(frame, area, "");
+        return;
+    };
+    let [head, body, status, keys] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let game = v.game();
+    let now = v.t_ms;
+    frame.render_widget(Paragraph::new(header(v, &game, size, area.width)), head);
+    let playing = match v.playing {
+        Some(_) => format!("playing ×{}", v.speed),
+        None => format!("paused · speed ×{}", v.speed),
+    };
+    let dim = Style::new().fg(Color::DarkGray);
+    frame.render_widget(
+        Paragraph::new(Line::raw(format!(
+            "t = {} · entry {}/{} · {playing}",
+            words::seconds(now),
+            v.pos,
+            v.steps.len() - 1
+        ))),
+        status,
+    );
+    frame.render_widget(Paragraph::new(Line::styled(KEYS, dim)), keys);
+    let panel = panel(v, &game, now, size);
+    let areas = ui::game_areas(body, size, panel.len() + 1);
+    frame.render_widget(
+        Paragraph::new(ui::board_in(size, &game, now, &[])),
+        areas.board,
+    );
+    frame.render_widget(
+        Paragraph::new(panel).wrap(Wrap { trim: false }),
+        areas.panel,
+    );
     // The entries around the current one, and what the current one did.
+    let list = areas.log;
     let h = list.height.saturating_sub(1) as usize;
     let first = v.pos.saturating_sub(h / 2);
     let lines: Vec<Line<'static>> = v
@@ -345,9 +379,62 @@ mod tests {
     }
 
     fn screen(v: &Viewer) -> String {
-        let mut terminal = Terminal::new(TestBackend::new(110, 36)).unwrap();
+        screen_in(v, 110, 36)
+    }
+
+    fn screen_in(v: &Viewer, w: u16, h: u16) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
         terminal.draw(|f| draw(f, v)).unwrap();
         format!("{}", terminal.backend())
+    }
+
+    fn deaths() -> Viewer {
+        let loaded = protocol::record::load(include_str!(
+            "../../docs/examples/level3-blitz-deaths.tamsk"
+        ))
+        .unwrap();
+        Viewer::new("docs/examples/level3-blitz-deaths.tamsk", &loaded)
+    }
+
+    #[test]
+    fn at_80x24_the_replay_draws_the_compact_board_and_everything_fits() {
+        let mut v = deaths();
+        v.go(6);
+        let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        terminal.draw(|f| draw(f, &v)).unwrap();
+        insta::assert_snapshot!("replay_80x24", terminal.backend());
+        let text = format!("{}", terminal.backend());
+        let rows: Vec<&str> = text.lines().collect();
+        // The compact board, as `play` and `watch` draw it at this size: every socket,
+        // a1 to g1 included.
+        for s in protocol::Square::ALL {
+            let (l, x) = crate::compact::origin(s);
+            let row: Vec<char> = rows[l + 1].chars().collect();
+            let name: String = row[x + 1..x + 3].iter().collect();
+            assert_eq!(name, s.to_string(), "{s}: {text}");
+        }
+        // Both seats with all their hourglasses, the 15-second timer, the keys.
+        for label in ["A ", "B ", "C ", "X ", "Y ", "Z "] {
+            assert!(text.contains(&format!("  {label}")), "{label}: {text}");
+        }
+        assert!(text.contains("Red random bot"), "{text}");
+        assert!(text.contains("Timer"), "{text}");
+        assert!(
+            text.contains(&format!("entry 6/{}", v.steps.len() - 1)),
+            "{text}"
+        );
+        assert!(text.contains(KEYS), "{text}");
+        // Nothing runs off the right edge.
+        for row in &rows {
+            let row = row.trim_matches('"');
+            assert!(row.ends_with(' '), "cut at 80 columns: {row}");
+        }
+        // At 100×36: the large board, as for a game.
+        let large = screen_in(&v, 100, 36);
+        assert!(large.contains("Level 3, hourglasses"), "{large}");
+        assert!(!large.contains("L3 "), "{large}");
+        // Below 80×24: how large it must be.
+        assert!(screen_in(&v, 79, 24).contains("at least 80×24"));
     }
 
     #[test]
@@ -410,10 +497,8 @@ mod tests {
         v.go(5);
         let text = screen(&v);
         assert!(text.contains("TAMSK replay"), "{text}");
-        assert!(
-            text.contains("Red random bot 20a vs Black random bot 20b"),
-            "{text}"
-        );
+        assert!(text.contains("Red random bot 20a"), "{text}");
+        assert!(text.contains("Black random bot 20b"), "{text}");
         assert!(text.contains("black  g1-f2"), "{text}");
         assert!(text.contains("entry 5/"), "{text}");
         v.on_key(key(KeyCode::End), Instant::now());
