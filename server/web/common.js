@@ -76,6 +76,18 @@ const Tamsk = (() => {
     return `${Math.round(s / 3600)} h ago`;
   }
 
+  // A rating as players read it: `1500?` while provisional, `1662` once settled
+  // (`{rating, deviation, provisional}` as the server sends it; a bare number is shown as
+  // it is). null when there is none.
+  function ratingText(r) {
+    if (r == null) return null;
+    if (typeof r === "number") return String(Math.round(r));
+    if (typeof r === "object" && typeof r.rating === "number") {
+      return `${Math.round(r.rating)}${r.provisional ? "?" : ""}`;
+    }
+    return null;
+  }
+
   function levelText(level) {
     return { 1: "Level 1", 2: "Level 2", 3: "Level 3" }[level] || `Level ${level}`;
   }
@@ -88,5 +100,5 @@ const Tamsk = (() => {
     blitz: { hourglass_ms: 45000, neutral_ms: 5000, drop_grace_ms: 2000 },
   };
 
-  return { $, h, identity, setIdentity, forgetIdentity, connect, fmtAgo, levelText, TIME_CONTROLS };
+  return { $, h, identity, setIdentity, forgetIdentity, connect, fmtAgo, levelText, ratingText, TIME_CONTROLS };
 })();

@@ -8,8 +8,8 @@
 (() => {
   const { $, h } = Tamsk;
   const tv = location.pathname === "/tv";
-  // Game ids are opaque: the server's own JSON value is sent back once known.
-  let gameRef = tv ? null : idFromUrl(decodeURIComponent(location.pathname.slice("/game/".length)));
+  // Game ids are opaque strings (UUIDs): the server's own value is sent back once known.
+  let gameRef = tv ? null : idFromUrl(location.pathname.slice("/game/".length));
   let st = null; // display state
   let seq = 0;
   let seat = null;
@@ -34,8 +34,11 @@
   window.__tamsk = hooks;
 
   function idFromUrl(s) {
-    // A short all-digit id is a number on the wire; any other id is a string.
-    return /^\d{1,15}$/.test(s) ? Number(s) : s;
+    try {
+      return decodeURIComponent(s);
+    } catch (_) {
+      return s; // a stray % is the id as typed: the server says it is no game
+    }
   }
   function sameGame(a, b) {
     return a != null && b != null && String(a) === String(b);
@@ -123,6 +126,49 @@
     setTimeout(pickTv, 2000);
   }
 
+  // An id that is no game's. The terminal client lists a game by the last 8 hex digits
+  // of its id (`#0c1d2e3f`): such a short id is looked up among the lobby's live and
+  // recent games and, when exactly one ends with it, that game is shown. Anything else
+  // is said in words, without an empty board.
+  async function lookUp(raw) {
+    const want = String(raw).trim().replace(/^#/, "").replace(/-/g, "").toLowerCase();
+    let found = [];
+    if (/^[0-9a-f]{4,31}$/.test(want)) {
+      try {
+        const r = await fetch("/api/lobby", { headers: { Accept: "application/json" } });
+        const data = await r.json();
+        const ids = [...(data.games || []).map((g) => String(g.game)), ...(data.recent || []).map((g) => String(g.id))];
+        found = [...new Set(ids.filter((id) => id.replace(/-/g, "").toLowerCase().endsWith(want)))];
+      } catch (_) { /* the lobby could not be read: said below */ }
+    }
+    if (found.length === 1) {
+      hooks.lookedUp = { from: String(raw), to: found[0] };
+      history.replaceState(null, "", "/game/" + encodeURIComponent(found[0]));
+      gameRef = found[0];
+      if (mode === "replay" || !session) connect();
+      else follow();
+      return;
+    }
+    notFound(raw, found);
+  }
+
+  function notFound(raw, candidates) {
+    mode = "missing";
+    closedByUs = true;
+    if (session) session.close();
+    const shown = String(raw) === "" ? "(none)" : `“${raw}”`;
+    $("#title").textContent = document.title = "No such game";
+    $(".layout").hidden = true;
+    $("#status").textContent = "";
+    const example = "/game/0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f";
+    showError(candidates && candidates.length > 1
+      ? `The short id ${shown} fits ${candidates.length} games: open yours from the lobby's links (${candidates.map((c) => "/game/" + c).join(", ")}).`
+      : `No game has the id ${shown}. A game's id is its full id, as in the lobby's links (such as ${example}); `
+        + "the terminal client's short id (#0c1d2e3f, the last 8 digits) is found here only while its game is live or among the lobby's recent games.");
+    $("#missing").hidden = false;
+    document.body.setAttribute("data-mode", "missing");
+  }
+
   function save() {
     try {
       sessionStorage.setItem(storeKey(), JSON.stringify({ st, seq, lines, seats, seat }));
@@ -166,6 +212,14 @@
       case "rematch_declined":
         $("#b-rematch").textContent = "Rematch declined";
         break;
+      case "rating_changed":
+        // This game was rated: the player's new rating beside the old one.
+        if (sameGame(msg.game, gameRef) && seat && seats[seat]) {
+          seats[seat].rating = msg.before;
+          seats[seat].rating_after = msg.after;
+          render(true);
+        }
+        break;
       case "error":
         onError(msg);
         break;
@@ -191,6 +245,11 @@
       waitingNotice = true;
       render(true);
       follow();
+      return;
+    }
+    if (msg.code === "bad_message" && mode === "connecting" && !st && gameRef != null && !tv) {
+      // The id is no game id at all (a short id, a typo): look it up, else say so.
+      lookUp(gameRef);
       return;
     }
     if (msg.code === "unknown_game" && gameRef != null && !tv) {
@@ -238,6 +297,11 @@
       if (a.type === "start") pendingFrom = a.from;
       if (a.type === "release") st.last = { from: pendingFrom, to: a.to, player: entry.player };
       if (a.type === "place") st.last = { from: null, to: a.to, player: entry.player };
+      // Red's first release handed Black his first turn (if nothing did before).
+      if (entry.player === "red" && ["move", "release", "place"].includes(a.type)) {
+        const b = st.first_turn_ms.black;
+        st.first_turn_ms.black = b == null ? entry.at_ms : Math.min(b, entry.at_ms);
+      }
     }
     renderMoves();
     render(true);
@@ -303,7 +367,7 @@
   }
 
   function onSquare(sq) {
-    if (!seat || !st || mode !== "live") return;
+    if (!seat || !st || mode !== "live" || TamskState.isOver(st)) return;
     const info = st.board[sq];
     if (ui.penalty) {
       act({ type: "penalty_drop", at: sq });
@@ -339,6 +403,7 @@
 
   function command(name) {
     if (!seat || mode !== "live") return;
+    if (st && TamskState.isOver(st) && name !== "rematch" && name !== "cancel") return;
     switch (name) {
       case "drop": act({ type: "drop" }); break;
       case "claim": act({ type: "claim" }); break;
@@ -362,6 +427,7 @@
   // A move typed in the notation (for the keyboard alone, and screen readers).
   function typed(ev) {
     ev.preventDefault();
+    if (!seat || !st || mode !== "live" || TamskState.isOver(st)) return;
     const input = $("#typed-move");
     const text = input.value.trim().toLowerCase();
     let m;
@@ -410,7 +476,11 @@
   function renderPlayer(p, t) {
     const info = seats[p] || {};
     const mine = seat === p ? " (you)" : "";
-    const rating = info.rating != null ? ` · rating ${info.rating}` : "";
+    // His rating in the game's control (`1500?` while provisional), and after a rated
+    // game the new one beside it.
+    const shown = Tamsk.ratingText(info.rating);
+    const after = Tamsk.ratingText(info.rating_after);
+    const rating = shown != null ? ` · rating ${shown}${after != null ? ` → ${after}` : ""}` : "";
     const away = info.connected === false
       ? ` · away${info.grace_until_ms != null ? `, grace ${TamskBoard.fmtSecs(Math.max(0, info.grace_until_ms - t))} s` : ""}`
       : "";
@@ -429,40 +499,16 @@
         h("span", { class: "swatch " + p, "aria-hidden": "true" }),
         `${TamskState.cap(p)}: ${name(p)}${mine}`,
         st.turn === p && st.status.state === "playing" ? h("strong", { text: " · to move" }) : null),
-      h("div", { text: `rings left ${st.holders[p]}` + (st.penalty_owed[p] ? " · penalty ring owed" : "")
+      h("div", { text: `rings left ${st.holders[p]}`
+        + (st.penalty_owed[p] && st.status.state === "playing" ? " · penalty ring owed" : "")
         + (info.lag_ms != null ? ` · lag ${info.lag_ms} ms` : "") + rating + away }),
       h("ul", { class: "glist" }, ...glasses));
   }
 
-  function deadlines(t) {
-    const out = [];
-    const s = st.settings;
-    const left = (at) => TamskBoard.fmtSecs(Math.max(0, at - t)) + " s";
-    if (st.status.state !== "playing") return out;
-    if (s.level >= 3 && st.neutral.target) {
-      const n = TamskState.neutralLeft(st.neutral, t);
-      if (n > 0) out.push(`15-second timer on ${TamskState.cap(st.neutral.target[0])}: ${left(t + n)}`);
-    }
-    if (st.moves_made[st.turn] === 0 && !st.held) out.push(`${TamskState.cap(st.turn)}'s first move, or the game is aborted: ${left(st.turn_started_ms + s.abort_ms)}`);
-    if (s.turn_limit_ms && !st.held) out.push(`${TamskState.cap(st.turn)} must start a move: ${left(st.turn_started_ms + s.turn_limit_ms)}`);
-    for (const p of ["red", "black"]) {
-      const w = st.windows[p];
-      // The mover's drop grace; when it ends without a drop, the other player may claim.
-      if (w && w.drop_open && s.level >= 2) out.push(`${TamskState.cap(p)} may drop on ${w.square}: ${left(w.opened_ms + s.drop_grace_ms)}, then ${TamskState.cap(TamskState.OTHER[p])} may claim`);
-      const seatInfo = seats[p];
-      if (seatInfo && seatInfo.connected === false && seatInfo.grace_until_ms != null) out.push(`${TamskState.cap(p)} is away; win may be claimed in ${left(seatInfo.grace_until_ms)}`);
-      if (st.clocks) {
-        const running = st.turn === p ? Math.max(0, t - Math.max(st.clocks_at, st.turn_started_ms)) : 0;
-        out.push(`${TamskState.cap(p)}'s clock: ${TamskBoard.fmtSecs(Math.max(0, st.clocks[p] - running))}`);
-      }
-    }
-    if (st.late && st.late.late_until_ms != null) out.push(`${TamskState.cap(st.late.player)} must put ${st.late.glass} down: ${left(st.late.late_until_ms)}`);
-    return out;
-  }
-
   function statusLine() {
     const over = TamskState.describeStatus(st, { red: name("red"), black: name("black") });
-    if (over) return over;
+    // A sentence of its own, whatever follows it.
+    if (over) return /[.!?]$/.test(over) ? over : over + ".";
     const last = st.last ? ` Last move: ${TamskState.cap(st.last.player)} ${st.last.from ? st.last.from + "-" : "to "}${st.last.to}.` : "";
     const you = seat ? (st.turn === seat ? " Your move." : " Your opponent's move.") : "";
     const held = st.held ? ` ${TamskState.cap(st.held.player)} holds ${st.held.glass}.` : "";
@@ -484,7 +530,7 @@
     $("#neutral").textContent = n == null ? "" : n > 0 && st.neutral.target
       ? `15-second timer: ${TamskBoard.fmtSecs(n)} s on ${TamskState.cap(st.neutral.target[0])}`
       : n > 0 ? `15-second timer: ${TamskBoard.fmtSecs(n)} s (judges nobody)` : "15-second timer: empty";
-    $("#deadlines").replaceChildren(...deadlines(t).map((d) => h("li", { text: d })));
+    $("#deadlines").replaceChildren(...TamskDeadlines.list(st, seats, seat, t).map((d) => h("li", { text: d })));
     if (structural) {
       const title = `${name("red")} vs ${name("black")}` + (tv ? " · TAMSK TV" : "");
       $("#title").textContent = title;
@@ -495,7 +541,10 @@
       const over = TamskState.isOver(st);
       $("#controls").hidden = !seat || mode !== "live";
       $("#b-rematch").hidden = !over || !seat;
-      for (const b of ["#b-drop", "#b-claim", "#b-penalty", "#b-flip", "#b-resign", "#b-abandon"]) $(b).disabled = over;
+      // Once it is over nothing can be played: only the rematch (and the replay) remain.
+      for (const b of ["#b-drop", "#b-claim", "#b-penalty", "#b-flip", "#b-resign", "#b-abandon",
+        "#typed-move", "#typed button", "#auto-drop"]) $(b).disabled = over;
+      setHelp(tv ? "tv" : !seat ? (over ? "ended" : "watcher") : over ? "over" : "player");
       $("#b-flip").hidden = st.settings.level < 3;
       $("#b-abandon").hidden = !(seat && seats[TamskState.OTHER[seat]] && seats[TamskState.OTHER[seat]].grace_expired);
       const body = document.body;
@@ -508,6 +557,29 @@
       body.setAttribute("data-held", st.held ? st.held.glass : "");
       if (over && mode === "live" && !tv) showReplayOffer();
     }
+  }
+
+  // The help line says what applies to whoever looks: the player's clicks and keys, the
+  // watcher's (nothing to do), the replay's keys. The colours' legend follows it.
+  let helpShown = null;
+  function setHelp(kind) {
+    if (kind === helpShown) return;
+    helpShown = kind;
+    const k = (key) => h("kbd", { text: key });
+    const flip = st && st.settings.level >= 3;
+    const parts = {
+      player: ["Click one of your hourglasses, then where it goes. Keys: ", k("d"), " drop, ", k("c"), " claim, ",
+        k("p"), " penalty ring, ", ...(flip ? [k("f"), " flip the timer, "] : []), k("Esc"), " put back the selection, ",
+        k("R"), " resign."],
+      over: ["The game is over: Rematch offers another one, Replay this game replays it."],
+      watcher: ["You are watching: the moves, the sand and the countdowns are live; only the players move."],
+      ended: ["The game is over: Replay this game replays it, the sand as it was at each instant."],
+      tv: ["TAMSK TV: the most-watched live game, then the next one when it ends."],
+      replay: ["Replay: the scrubber is the game's time; ", k("←"), " ", k("→"), " step from one action to the next, ",
+        k("Home"), " and ", k("End"), " jump, ", k("space"), " plays (at the speed chosen)."],
+    }[kind] || [];
+    $("#help-mode").replaceChildren(...parts);
+    document.body.setAttribute("data-help", kind);
   }
 
   function showReplayOffer() {
@@ -531,12 +603,13 @@
     TamskBoard.draw(board, st, t, ui);
     renderPlayer("red", t);
     renderPlayer("black", t);
-    $("#deadlines").replaceChildren(...deadlines(t).map((d) => h("li", { text: d })));
+    $("#deadlines").replaceChildren(...TamskDeadlines.list(st, seats, seat, t).map((d) => h("li", { text: d })));
     const n = st.settings.level >= 3 ? TamskState.neutralLeft(st.neutral, t) : null;
     $("#neutral").textContent = n == null ? "" : `15-second timer: ${TamskBoard.fmtSecs(n)} s`;
     const items = $("#moves").children;
     for (let i = 0; i < items.length; i++) items[i].classList.toggle("future", lines[i].at_ms > t);
     document.body.setAttribute("data-mode", "replay");
+    document.body.setAttribute("data-game", String(gameRef));
     document.body.setAttribute("data-state", st.status.state);
   }
 
@@ -548,16 +621,26 @@
     if (offer) offer.remove();
     seat = null;
     clearSelection();
+    let ctl;
     try {
-      const ctl = await TamskReplay.load(gameRef, showReplayFrame);
+      ctl = await TamskReplay.load(gameRef, showReplayFrame);
+    } catch (e) {
+      if (e.code === "unknown_game" || e.code === "bad_game_id") {
+        // Neither live nor stored: no such game.
+        if (e.code === "bad_game_id") lookUp(gameRef);
+        else notFound(gameRef, []);
+      } else {
+        showError(e.message);
+      }
+      return;
+    }
+    try {
       const g = ctl.game;
       seats = { red: { name: g.red.name, rating: g.red.rating }, black: { name: g.black.name, rating: g.black.rating } };
       $("#title").textContent = document.title = `${g.red.name} vs ${g.black.name} · replay`;
       $("#status").textContent = ctl.result || g.result || g.reason || g.state;
       $("#controls").hidden = true;
-      $(".help").textContent = "Replay: the scrubber is the game's time; ← → step from one action to the next, "
-        + "Home and End jump, space plays (at the speed chosen). Red: orange, hourglasses X Y Z. "
-        + "Black: dark blue, A B C. Dots in a socket: how many rings it holds (filled: rings on it).";
+      setHelp("replay");
       hooks.replay = ctl;
       ctl.seek(ctl.endMs);
     } catch (e) {

@@ -9,7 +9,9 @@
     return h("a", { href: "/game/" + encodeURIComponent(id), text });
   }
 
-  function playerCell(p, rating) {
+  // A player's name and, when the server sends one, his rating (`1500?` while provisional).
+  function playerCell(p) {
+    const rating = Tamsk.ratingText(p.rating);
     return h("td", {}, p.name, rating != null ? h("span", { class: "rating", text: ` (${rating})` }) : null);
   }
 
@@ -23,14 +25,14 @@
   function render(data) {
     fill($("#live-games"), $("#no-live"), data.games.map((g) =>
       h("tr", { "data-game": String(g.game) },
-        playerCell(g.red, g.red.rating), playerCell(g.black, g.black.rating),
+        playerCell(g.red), playerCell(g.black),
         h("td", { text: Tamsk.levelText(g.level) }),
         h("td", { text: String(g.move_count) }),
         h("td", { text: String(g.watchers) }),
         h("td", {}, gameLink(g.game, g.state === "playing" ? "watch" : "see the end")))));
     fill($("#seeks"), $("#no-seeks"), data.seeks.map((s) =>
       h("tr", {},
-        h("td", { text: s.player.name }),
+        playerCell(s.player),
         h("td", { text: Tamsk.levelText(s.settings.level) }),
         h("td", { text: s.settings.level >= 2 ? `${s.settings.hourglass_ms / 1000} s` : "–" }),
         h("td", { text: Tamsk.fmtAgo(s.since_ms) }),
@@ -40,7 +42,7 @@
         })))));
     fill($("#recent"), $("#no-recent"), data.recent.map((g) =>
       h("tr", { "data-game": String(g.id) },
-        playerCell(g.red, g.red.rating), playerCell(g.black, g.black.rating),
+        playerCell(g.red), playerCell(g.black),
         h("td", { text: Tamsk.levelText(g.level) }),
         h("td", { text: String(g.move_count) }),
         h("td", { text: g.result || g.reason || g.state }),

@@ -12,18 +12,26 @@ const TamskReplay = (() => {
       headers: { Accept: "application/json" },
     });
     const body = await r.json();
-    if (!r.ok) throw new Error(body.message || `the replay could not be loaded (${r.status})`);
+    if (!r.ok) {
+      const err = new Error(body.message || `the replay could not be loaded (${r.status})`);
+      err.code = body.error;
+      throw err;
+    }
     const { game, replay } = body;
     const settings = replay.settings;
     let last = null;
     const lines = [];
+    // When each player's turn was first handed to him (his first-move abort counts from it).
+    const firstTurn = { red: 0, black: null };
     const states = replay.frames.map((f) => {
       const st = TamskState.fromView(f.view, settings);
       for (const e of f.events) {
         if (e.type === "move_released") last = { from: e.from, to: e.to, player: e.player };
         if (e.type === "placed") last = { from: null, to: e.to, player: e.player };
+        if (e.type === "turn_started" && firstTurn[e.player] == null) firstTurn[e.player] = e.at;
       }
       st.last = last;
+      for (const p of ["red", "black"]) if (firstTurn[p] != null) st.first_turn_ms[p] = firstTurn[p];
       if (f.entry) lines.push(...TamskState.describeEntry(f.entry, f.events));
       return st;
     });

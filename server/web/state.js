@@ -47,6 +47,14 @@ const TamskState = (() => {
       clocks: view.clocks ? Object.assign({}, view.clocks) : null,
       clocks_at: view.at_ms,
       moves_made: Object.assign({}, view.moves_made),
+      // When each player's first turn began (his first-move abort counts from it,
+      // docs/RULES.md decision 10): Red's at 0; Black's when the turn is first handed to
+      // him (a turn_started event). From a view alone: the start of the turn he is on
+      // before his first move (a snapshot's entries, or a replay's events, say better).
+      first_turn_ms: {
+        red: 0,
+        black: view.turn === "black" && view.moves_made.black === 0 ? view.turn_started_ms : null,
+      },
       last: null,
     };
   }
@@ -138,6 +146,8 @@ const TamskState = (() => {
       }
       case "turn_started":
         if (st.clocks) settleClock(st, e.at);
+        if (!st.first_turn_ms) st.first_turn_ms = { red: 0, black: null };
+        if (st.first_turn_ms[e.player] == null) st.first_turn_ms[e.player] = e.at;
         st.turn = e.player;
         st.turn_started_ms = e.at;
         // The timer judged the turn that just ended.

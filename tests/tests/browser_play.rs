@@ -153,6 +153,15 @@ async fn a_browser_player_plays_a_whole_game_against_the_bot_and_replays_it() {
         moves += 1;
         if moves == 3 {
             b.screenshot("game-playing").await;
+            // A player is told his clicks and keys.
+            assert_eq!(b.eval("document.body.dataset.help").await, "player");
+            let help = b.eval("document.getElementById('help').innerText").await;
+            assert!(
+                help.as_str()
+                    .unwrap()
+                    .contains("Click one of your hourglasses"),
+                "{help}"
+            );
         }
     }
     assert!(moves >= 3, "we moved {moves} times");
@@ -167,6 +176,21 @@ async fn a_browser_player_plays_a_whole_game_against_the_bot_and_replays_it() {
         status.contains("wins") || status.contains("Draw"),
         "{status}"
     );
+    // The result is a sentence of its own, the watchers another.
+    let (result, watchers) = status.split_once(" Watchers: ").expect("the watchers");
+    assert!(result.ends_with('.'), "{status}");
+    assert!(watchers.ends_with('.'), "{status}");
+    // Nothing more can be played: no ring owed, the typed move and its button disabled,
+    // and the help says what is left.
+    b.wait_for(
+        "document.getElementById('typed-move').disabled          && document.querySelector('#typed button').disabled          && document.body.dataset.help === 'over'",
+        "the controls of a game that is over",
+    )
+    .await;
+    let panels = b
+        .eval("document.getElementById('p-red').innerText + document.getElementById('p-black').innerText")
+        .await;
+    assert!(!panels.as_str().unwrap().contains("owed"), "{panels}");
     b.screenshot("game-finished").await;
     // What the page kept from the events is the engine's game: the board, and every
     // glass's flips and death.

@@ -1,6 +1,7 @@
 //! Replaying in a real headless Chromium (`tests/src/browser.rs`): a finished game's page
 //! replays the stored record to the same final board as `tamsk replay` (the engine's
-//! `Record::replay`), steps from the start, and shows the result in words.
+//! `Record::replay`), steps from the start, shows the result in words and the replay's keys
+//! (not a player's), and opens from the terminal client's short id.
 
 use std::time::Duration;
 
@@ -59,6 +60,17 @@ async fn a_finished_game_replays_to_the_records_final_board() {
         status.as_str().unwrap().contains("wins"),
         "the result in words: {status}"
     );
+    // The help is the replay's keys, not a player's.
+    assert_eq!(b.eval("document.body.dataset.help").await, "replay");
+    let help = b.eval("document.getElementById('help').innerText").await;
+    let help = help.as_str().unwrap();
+    for key in ["←", "→", "Home", "End", "space"] {
+        assert!(help.contains(key), "the replay's key {key}: {help}");
+    }
+    assert!(
+        !help.contains("Click one of your") && !help.contains("resign"),
+        "no player's keys in a replay: {help}"
+    );
     b.screenshot("replay-end").await;
     // Back to the start: the opening position, no ring anywhere.
     b.click("#r-start").await;
@@ -94,6 +106,17 @@ async fn a_finished_game_replays_to_the_records_final_board() {
     // The sand at an instant between two entries comes from the frame before it.
     let lobby_ok = get_json(server.addr, &format!("/api/games/{id}/replay")).await;
     assert!(lobby_ok["replay"]["frames"].as_array().unwrap().len() > 10);
+    // The terminal client's short id (#0c1d2e3f) of a recent game opens its replay.
+    b.goto(&format!("{base}/game/%23{}", &id[id.len() - 8..]))
+        .await;
+    b.wait_for(
+        &format!(
+            "document.body.dataset.mode === 'replay' && document.body.dataset.game === '{id}' \
+             && location.pathname === '/game/{id}'"
+        ),
+        "the short id to open the replay",
+    )
+    .await;
     b.assert_no_errors();
     b.close().await;
 }

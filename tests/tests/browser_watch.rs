@@ -1,18 +1,21 @@
 //! Watching in a real headless Chromium (`tests/src/browser.rs`) against the real server on
 //! port 0: the lobby lists a live game, its page shows each move within 200 ms of the
 //! players receiving it with the engine's sand, on a phone's screen too; the TV follows the
-//! most-watched game, then the next. No JavaScript error may reach the console; screenshots
-//! go to `target/screenshots/`.
+//! most-watched game, then the next; ratings show as players read them (`1500?`), every
+//! bound is counted down, a watcher is told what applies to him, and a game id that is no
+//! game's is said in words (a short id finds its game). No JavaScript error may reach the
+//! console; screenshots go to `target/screenshots/`.
 
 use std::time::Duration;
 
 use protocol::game::{Action, Player};
+use protocol::rating::TimeControl;
 use protocol::settings::{Level, Settings};
 use protocol::view::GameView;
 use serde_json::Value;
 use tamsk_tests::browser::Browser;
 use tamsk_tests::pages::*;
-use tamsk_tests::{get_json, start_game, TestServer};
+use tamsk_tests::{get_json, start_game, test_config, TestServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lobby_lists_a_live_game_and_its_watcher_sees_each_move_within_200_ms() {
@@ -222,6 +225,155 @@ async fn the_tv_shows_the_most_watched_game_then_the_next() {
         "the TV to move on to the next game",
     )
     .await;
+    b.assert_no_errors();
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ratings_deadlines_and_the_watchers_help_show_and_a_bad_game_id_is_said_in_words() {
+    let _one = ONE_BROWSER.lock().await;
+    // A rated game at a named control, with the rules page's own bounds: 30 s for a first
+    // move, and without a turn limit the idle bound of 5 minutes.
+    let settings = TimeControl::Blitz.settings(Level::Three);
+    let mut config = test_config();
+    config.abort_ms = settings.abort_ms;
+    config.late_release_ms = settings.late_release_ms;
+    let server = TestServer::start_with(config).await;
+    let (mut red, mut black) = start_game(&server, &settings).await;
+    let id = red.game.to_string();
+    let first = some_move(&red).expect("a first move");
+    red.act(first).await;
+    red.next_event().await;
+    black.catch_up_to(red.seq).await;
+    let b = Browser::launch().await;
+    let base = format!("http://{}", server.addr);
+
+    // The lobby: each player's rating as players read it, provisional with a `?`.
+    b.goto(&format!("{base}/")).await;
+    let row = b
+        .wait_for(
+            &format!("document.querySelector(\"#live-games tr[data-game='{id}']\")?.innerText"),
+            "the rated game in the lobby",
+        )
+        .await;
+    let row = row.as_str().unwrap();
+    assert!(
+        row.contains(&format!("{} (1500?)", red.client.name))
+            && row.contains(&format!("{} (1500?)", black.client.name)),
+        "{row}"
+    );
+    assert!(!row.contains("object"), "{row}");
+
+    // The game page: the ratings beside the names, every bound counted down (Black's
+    // first move before the abort, his turn's idle bound), and the help of a watcher.
+    b.goto(&format!("{base}/game/{id}")).await;
+    b.wait_for(
+        "document.body.dataset.mode === 'live' \
+         && document.getElementById('p-red').innerText.includes('rating')",
+        "the game page with the players",
+    )
+    .await;
+    for p in ["red", "black"] {
+        let panel = b
+            .eval(&format!("document.getElementById('p-{p}').innerText"))
+            .await;
+        let panel = panel.as_str().unwrap();
+        assert!(
+            panel.contains("rating 1500?") && !panel.contains("object"),
+            "{panel}"
+        );
+    }
+    let deadlines = b
+        .wait_for(
+            "(() => { const t = document.getElementById('deadlines').innerText; \
+             return t.includes('idle bound') && t; })()",
+            "the idle bound among the deadlines",
+        )
+        .await;
+    let deadlines = deadlines.as_str().unwrap();
+    assert!(
+        deadlines.contains("Black's first move, or the game is aborted: "),
+        "{deadlines}"
+    );
+    assert!(
+        deadlines.contains("Black's turn, idle bound: 4:"),
+        "{deadlines}"
+    );
+    let help = b.eval("document.getElementById('help').innerText").await;
+    let help = help.as_str().unwrap();
+    assert_eq!(b.eval("document.body.dataset.help").await, "watcher");
+    assert!(
+        help.contains("watching")
+            && !help.contains("Click one of your")
+            && !help.contains("resign"),
+        "a watcher is not told a player's keys: {help}"
+    );
+    b.screenshot("game-rated").await;
+
+    // The terminal client's short id (the last 8 hex digits) finds the live game.
+    let short = &id[id.len() - 8..];
+    b.goto(&format!("{base}/game/{short}")).await;
+    b.wait_for(
+        &format!("document.body.dataset.game === '{id}' && document.body.dataset.mode === 'live'"),
+        "the short id to open the game",
+    )
+    .await;
+    let path = b.eval("location.pathname").await;
+    assert_eq!(path, format!("/game/{id}").as_str());
+
+    // The TV: the same ratings, and its own help.
+    b.goto(&format!("{base}/tv")).await;
+    b.wait_for(
+        &format!(
+            "document.body.dataset.game === '{id}' && document.body.dataset.mode === 'live' \
+             && document.getElementById('p-black').innerText.includes('rating 1500?')"
+        ),
+        "the TV with the ratings",
+    )
+    .await;
+    assert_eq!(b.eval("document.body.dataset.help").await, "tv");
+    let panel = b.eval("document.getElementById('p-red').innerText").await;
+    assert!(!panel.as_str().unwrap().contains("object"), "{panel}");
+
+    b.assert_no_errors();
+
+    // Ids that are no game's: said in words, without an empty board.
+    for bad in [
+        "c2c2973f".to_string(),
+        "nonexistent".to_string(),
+        "0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f".to_string(),
+    ] {
+        b.goto(&format!("{base}/game/{bad}")).await;
+        b.wait_for(
+            "document.body.dataset.mode === 'missing'",
+            "the page to say there is no such game",
+        )
+        .await;
+        let error = b.eval("document.getElementById('error').innerText").await;
+        let error = error.as_str().unwrap();
+        assert!(
+            error.contains(&format!("No game has the id “{bad}”")) && error.contains("full id"),
+            "{error}"
+        );
+        assert!(
+            !error.contains("UUID") && !error.contains("parsing") && !error.contains("bad watch"),
+            "no parser's words: {error}"
+        );
+        let board_shown = b
+            .eval("document.getElementById('board').offsetParent !== null")
+            .await;
+        assert_eq!(board_shown, false, "no empty board for {bad}");
+        assert_eq!(
+            b.eval("document.getElementById('title').innerText").await,
+            "No such game"
+        );
+    }
+    b.screenshot("game-missing").await;
+    // The one failed request expected: the replay of the unknown full id (404, which told
+    // the page there is no such game either).
+    b.errors.lock().expect("errors").retain(|e| {
+        !(e.contains("404") && e.contains("/api/games/0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f/replay"))
+    });
     b.assert_no_errors();
     b.close().await;
 }

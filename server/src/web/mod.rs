@@ -52,6 +52,11 @@ const ASSETS: &[Asset] = &[
         body: include_str!("../../web/state.js"),
     },
     Asset {
+        name: "deadlines.js",
+        content_type: JS,
+        body: include_str!("../../web/deadlines.js"),
+    },
+    Asset {
         name: "game.js",
         content_type: JS,
         body: include_str!("../../web/game.js"),
