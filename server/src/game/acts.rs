@@ -10,18 +10,9 @@ impl GameTask {
         action: Action,
         received: Instant,
     ) {
-        let Some(seat) = self.seat_of(player) else {
-            peer.send_msg(&error(
-                "not_a_player",
-                "you have no seat in this game: watchers cannot act",
-                self.id,
-            ));
+        let Some(seat) = self.acting_seat(&peer, player) else {
             return;
         };
-        if !self.follows(&peer, seat) {
-            peer.send_msg(&not_following(self.id));
-            return;
-        }
         let at = self.received_ms(received);
         let now = self.now_ms();
         let m = &self.rooms.metrics;
@@ -45,28 +36,34 @@ impl GameTask {
         self.flush();
     }
 
-    /// Whether `peer` follows the game in `seat`. A seat's action or claim from a
-    /// connection that does not (it left the game, or never joined it) is refused: it
-    /// would not see what it did, and his opponent would see him play while counted gone.
-    pub(super) fn follows(&self, peer: &Peer, seat: Player) -> bool {
-        self.subs
-            .iter()
-            .any(|s| s.seat == Some(seat) && s.peer.conn == peer.conn)
-    }
-
-    pub(super) fn claim_abandonment(&mut self, peer: Peer, player: &PlayerRec) {
+    /// The seat `player` acts for from `peer`, or `None` after telling why not: he has
+    /// none (a watcher), or this connection does not follow the game in it (it left the
+    /// game, or never joined it): it would not see what it did, and his opponent would
+    /// see him play while counted gone.
+    fn acting_seat(&self, peer: &Peer, player: &PlayerRec) -> Option<Player> {
         let Some(seat) = self.seat_of(player) else {
             peer.send_msg(&error(
                 "not_a_player",
-                "you have no seat in this game",
+                "you have no seat in this game: watchers cannot act",
                 self.id,
             ));
+            return None;
+        };
+        let follows = self
+            .subs
+            .iter()
+            .any(|s| s.seat == Some(seat) && s.peer.conn == peer.conn);
+        if !follows {
+            peer.send_msg(&not_following(self.id));
+            return None;
+        }
+        Some(seat)
+    }
+
+    pub(super) fn claim_abandonment(&mut self, peer: Peer, player: &PlayerRec) {
+        let Some(seat) = self.acting_seat(&peer, player) else {
             return;
         };
-        if !self.follows(&peer, seat) {
-            peer.send_msg(&not_following(self.id));
-            return;
-        }
         let now = self.now_ms();
         match self.room.claim_abandonment(seat, now) {
             Ok(()) => self.flush(),
@@ -77,7 +74,7 @@ impl GameTask {
     }
 }
 
-/// The answer to a connection that does not follow the game (see `GameTask::follows`).
+/// The answer to a connection that does not follow the game.
 pub(super) fn not_following(game: GameId) -> ServerMessage {
     error(
         "not_subscribed",
