@@ -88,6 +88,37 @@ const Tamsk = (() => {
     return null;
   }
 
+  // The help line's parts for a viewer of a game (`kind`: player, over, watcher, ended,
+  // tv, replay); `flip`: the game has the 15-second timer.
+  function helpParts(kind, flip) {
+    const k = (key) => h("kbd", { text: key });
+    return {
+      player: ["Click one of your hourglasses, then where it goes. Keys: ", k("d"), " drop, ", k("c"), " claim, ",
+        k("p"), " penalty ring, ", ...(flip ? [k("f"), " flip the timer, "] : []), k("Esc"), " put back the selection, ",
+        k("R"), " resign."],
+      over: ["The game is over: Rematch offers another one, Replay this game replays it."],
+      watcher: ["You are watching: the moves, the sand and the countdowns are live; only the players move."],
+      ended: ["The game is over: Replay this game replays it, the sand as it was at each instant."],
+      tv: ["TAMSK TV: the most-watched live game, then the next one when it ends."],
+      replay: ["Replay: the scrubber is the game's time; ", k("←"), " ", k("→"), " step from one action to the next, ",
+        k("Home"), " and ", k("End"), " jump, ", k("space"), " plays (at the speed chosen)."],
+    }[kind] || [];
+  }
+
+  // The ids of the lobby's live and recent games that end with the hex digits `want` (a
+  // short id as the terminal client lists it); none when the lobby cannot be read.
+  async function gamesEndingWith(want) {
+    if (!/^[0-9a-f]{4,31}$/.test(want)) return [];
+    try {
+      const r = await fetch("/api/lobby", { headers: { Accept: "application/json" } });
+      const data = await r.json();
+      const ids = [...(data.games || []).map((g) => String(g.game)), ...(data.recent || []).map((g) => String(g.id))];
+      return [...new Set(ids.filter((id) => id.replace(/-/g, "").toLowerCase().endsWith(want)))];
+    } catch (_) {
+      return [];
+    }
+  }
+
   function levelText(level) {
     return { 1: "Level 1", 2: "Level 2", 3: "Level 3" }[level] || `Level ${level}`;
   }
@@ -100,5 +131,5 @@ const Tamsk = (() => {
     blitz: { hourglass_ms: 45000, neutral_ms: 5000, drop_grace_ms: 2000 },
   };
 
-  return { $, h, identity, setIdentity, forgetIdentity, connect, fmtAgo, levelText, ratingText, TIME_CONTROLS };
+  return { $, h, identity, setIdentity, forgetIdentity, connect, fmtAgo, levelText, ratingText, helpParts, gamesEndingWith, TIME_CONTROLS };
 })();

@@ -132,15 +132,7 @@
   // is said in words, without an empty board.
   async function lookUp(raw) {
     const want = String(raw).trim().replace(/^#/, "").replace(/-/g, "").toLowerCase();
-    let found = [];
-    if (/^[0-9a-f]{4,31}$/.test(want)) {
-      try {
-        const r = await fetch("/api/lobby", { headers: { Accept: "application/json" } });
-        const data = await r.json();
-        const ids = [...(data.games || []).map((g) => String(g.game)), ...(data.recent || []).map((g) => String(g.id))];
-        found = [...new Set(ids.filter((id) => id.replace(/-/g, "").toLowerCase().endsWith(want)))];
-      } catch (_) { /* the lobby could not be read: said below */ }
-    }
+    const found = await Tamsk.gamesEndingWith(want);
     if (found.length === 1) {
       hooks.lookedUp = { from: String(raw), to: found[0] };
       history.replaceState(null, "", "/game/" + encodeURIComponent(found[0]));
@@ -565,19 +557,7 @@
   function setHelp(kind) {
     if (kind === helpShown) return;
     helpShown = kind;
-    const k = (key) => h("kbd", { text: key });
-    const flip = st && st.settings.level >= 3;
-    const parts = {
-      player: ["Click one of your hourglasses, then where it goes. Keys: ", k("d"), " drop, ", k("c"), " claim, ",
-        k("p"), " penalty ring, ", ...(flip ? [k("f"), " flip the timer, "] : []), k("Esc"), " put back the selection, ",
-        k("R"), " resign."],
-      over: ["The game is over: Rematch offers another one, Replay this game replays it."],
-      watcher: ["You are watching: the moves, the sand and the countdowns are live; only the players move."],
-      ended: ["The game is over: Replay this game replays it, the sand as it was at each instant."],
-      tv: ["TAMSK TV: the most-watched live game, then the next one when it ends."],
-      replay: ["Replay: the scrubber is the game's time; ", k("←"), " ", k("→"), " step from one action to the next, ",
-        k("Home"), " and ", k("End"), " jump, ", k("space"), " plays (at the speed chosen)."],
-    }[kind] || [];
+    const parts = Tamsk.helpParts(kind, st && st.settings.level >= 3);
     $("#help-mode").replaceChildren(...parts);
     document.body.setAttribute("data-help", kind);
   }
