@@ -49,7 +49,7 @@ ENV TAMSK_LISTEN=0.0.0.0:7878 \
 EXPOSE 7878
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
     CMD curl -fsS http://127.0.0.1:7878/healthz || exit 1
-# SIGTERM: stop matching, tell every client, drain live games for TAMSK_DRAIN_MS, abort and
-# store the rest, exit 0. Give `docker stop` more time than the drain (--stop-timeout).
+# SIGTERM: stop matching, tell every client, drain live games for TAMSK_DRAIN_MS, suspend the
+# rest (resumed at the next start), exit 0. Give `docker stop` more time than the drain (--stop-timeout).
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["tamsk-server"]

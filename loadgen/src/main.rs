@@ -41,7 +41,8 @@ use script::{player, watcher};
 struct Args {
     /// The server's websocket URL. Given twice or more (or comma-separated): the nodes of
     /// one cluster; the two players of each game seek on different nodes (the cluster's
-    /// lobby pairs them; its leader runs the game), watchers alternate between the nodes.
+    /// lobby pairs them and runs each game on one of its players' nodes), watchers alternate between
+    /// the nodes.
     #[arg(long, default_value = "ws://127.0.0.1:7878/ws", value_delimiter = ',')]
     server: Vec<String>,
     /// Concurrent games.

@@ -30,7 +30,7 @@ use crate::bot::{Driver, Heard, Send};
 pub enum Find {
     /// Quick match with these settings.
     Seek(Settings),
-    /// Hosts a private game; the code is logged and reported through `on_code`.
+    /// Hosts a private game; the code is logged and reported through `on_notice`.
     Host(Settings),
     /// Joins a private game.
     JoinCode(String),
@@ -190,8 +190,18 @@ fn is_mine(find: &Find, tournament: &str) -> bool {
 }
 
 /// Plays `options.games` games (or until the server goes), then returns what happened.
-/// `on_code` hears the code of a hosted private game.
-pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Report> {
+/// What the bot tells its caller as soon as it knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Notice<'a> {
+    /// Connected: who it plays as, and the token to come back as him (from another node
+    /// of a cluster, say, if this one dies).
+    Welcome { player: &'a str, token: &'a str },
+    /// The code of a private game it hosts.
+    Code(&'a str),
+}
+
+/// `on_notice` hears who the bot is once connected, and the code of a hosted private game.
+pub async fn run(options: Options, on_notice: impl Fn(Notice)) -> anyhow::Result<Report> {
     let name = options.token.is_none().then(|| options.name.clone());
     let (mut ws, player_id, token) = open(&options.url, name, options.token.clone()).await?;
     let mut report = Report {
@@ -200,6 +210,10 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
         ..Report::default()
     };
     tracing::info!(player = %report.player_id, "bot connected");
+    on_notice(Notice::Welcome {
+        player: &report.player_id,
+        token: &report.token,
+    });
     if let Find::Tournament(id) = &options.find {
         send(
             &mut ws,
@@ -265,7 +279,7 @@ pub async fn run(options: Options, on_code: impl Fn(&str)) -> anyhow::Result<Rep
                 }
                 Some(ServerFrame::Lobby(LobbyMessage::Hosting { code, .. })) => {
                     tracing::info!(%code, "hosting a private game");
-                    on_code(&code);
+                    on_notice(Notice::Code(&code));
                 }
                 Some(ServerFrame::Lobby(LobbyMessage::Challenged {
                     challenge, from, ..

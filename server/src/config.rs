@@ -115,7 +115,7 @@ pub struct Config {
         long,
         env = "TAMSK_HISTORY",
         default_value_t = 4096,
-        help = "Events logged per game for reconnects (at most 40 bytes each); beyond it the oldest are forgotten"
+        help = "Events logged per game for reconnects (one 16-byte record each); beyond it the oldest are forgotten"
     )]
     pub history: usize,
     /// Open connections in all; beyond it new ones are closed at once...

@@ -164,7 +164,10 @@ pub async fn try_run_with(
             "shutting down: no new games; draining live ones"
         );
         shutdown_hub.drain(drain).await;
-        tracing::info!("aborting the games still live");
+        tracing::info!(
+            resume = resume_games,
+            "stopping the games still live (suspended to be resumed, or aborted)"
+        );
         // Games first, so that their last events are queued before the connections
         // close (a connection sends what is queued before its close frame).
         shutdown_hub.stop_games.cancel();

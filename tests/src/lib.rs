@@ -605,9 +605,21 @@ pub async fn hosting_bot(
         games: 1,
         config: quick_bot(),
     };
-    let bot = tokio::spawn(server::bot_client::run(options, move |code| {
-        let _ = code_tx.send(code.to_string());
+    // Who it is comes first (a caller can print its token at once), then the code.
+    let bot = tokio::spawn(server::bot_client::run(options, move |notice| {
+        let said = match notice {
+            server::bot_client::Notice::Welcome { token, .. } => format!("token {token}"),
+            server::bot_client::Notice::Code(code) => code.to_string(),
+        };
+        let _ = code_tx.send(said);
     }));
+    let welcome = within("the bot's welcome", code_rx.recv())
+        .await
+        .expect("a welcome");
+    assert!(
+        welcome.len() > "token ".len() && welcome.starts_with("token "),
+        "{welcome}"
+    );
     let code = within("the code", code_rx.recv()).await.expect("a code");
     let mut me = Client::new_player_at(addr, human).await;
     me.send(&ClientMessage::JoinCode { code }).await;

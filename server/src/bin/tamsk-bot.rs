@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use protocol::settings::Settings;
-use server::bot_client::{run, Find, Options};
+use server::bot_client::{run, Find, Notice, Options};
 use tracing_subscriber::EnvFilter;
 
 /// Plays TAMSK against people on a server, over the websocket protocol.
@@ -101,9 +101,16 @@ async fn main() -> anyhow::Result<()> {
             }
         },
     };
-    let report = run(options, |code| println!("code: {code}")).await?;
-    println!("player: {}", report.player_id);
-    println!("token: {}", report.token);
+    // Who it plays as, at once: a bot whose node died is started again against another
+    // node with `--token` while its game waits for it.
+    let report = run(options, |notice| match notice {
+        Notice::Welcome { player, token } => {
+            println!("player: {player}");
+            println!("token: {token}");
+        }
+        Notice::Code(code) => println!("code: {code}"),
+    })
+    .await?;
     for (game, status) in &report.games {
         let result = match status {
             protocol::game::Status::Finished { outcome } => outcome.describe(),
