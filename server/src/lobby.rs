@@ -77,6 +77,9 @@ pub struct Lobby {
     pub(crate) next_challenge: ChallengeId,
     /// By player id.
     pub(crate) online: HashMap<String, Online>,
+    /// The guests' connections (they are nobody online), for what every connection is
+    /// told (`shutting_down`). Bounded by the connections.
+    pub(crate) guests: HashMap<u64, crate::peer::Peer>,
 }
 
 /// How seats are given.

@@ -126,3 +126,21 @@ async fn a_guest_with_a_name_or_a_token_is_refused() {
     d.send(&ClientMessage::ListGames).await;
     d.expect_error("hello_first").await;
 }
+
+/// A guest is told `shutting_down` as every connection that said hello is (before: only
+/// players were, so a guest watching a game heard nothing until the close).
+#[tokio::test]
+async fn a_guest_is_told_the_server_is_shutting_down() {
+    let mut server = TestServer::start_with(server::Config {
+        drain: std::time::Duration::from_millis(300),
+        ..test_config()
+    })
+    .await;
+    let mut g = guest(&server).await;
+    server.begin_stop();
+    match g.recv_lobby().await {
+        LobbyMessage::ShuttingDown { drain_ms, .. } => assert_eq!(drain_ms, 300),
+        other => panic!("expected shutting_down, got {other:?}"),
+    }
+    server.stop().await;
+}

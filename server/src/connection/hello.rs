@@ -46,6 +46,7 @@ impl Conn {
         }
         tracing::info!(conn = self.peer.conn, "hello (guest)");
         self.guest = true;
+        self.hub.guest_arrived(&self.peer);
         self.send(&ServerMessage::GuestWelcome {
             version: PROTOCOL_VERSION,
             server_ms: unix_ms(),

@@ -300,6 +300,7 @@ impl Hub {
     /// the challenges waiting for him go too; the other sides are told.
     pub fn connection_gone(&self, player: Option<&PlayerRec>, conn: u64) {
         let mut lobby = self.lobby();
+        lobby.guests.remove(&conn);
         lobby.seeks.retain(|s| s.seeker.peer.conn != conn);
         let mut last = false;
         if let Some(p) = player {
@@ -506,15 +507,19 @@ impl Hub {
         }
     }
 
-    /// Tells every online connection.
+    /// Tells every connection that said hello: the players' and the guests'.
     pub fn broadcast(&self, msg: &LobbyMessage) {
         let text = encode_lobby(msg);
         let lobby = self.lobby();
-        for o in lobby.online.values() {
-            for p in &o.peers {
-                p.send(text.clone());
-            }
+        let guests = lobby.guests.values();
+        for p in lobby.online.values().flat_map(|o| &o.peers).chain(guests) {
+            p.send(text.clone());
         }
+    }
+
+    /// A guest's connection said hello: it hears what every connection is told.
+    pub fn guest_arrived(&self, peer: &crate::peer::Peer) {
+        self.lobby().guests.insert(peer.conn, peer.clone());
     }
 }
 
