@@ -35,6 +35,17 @@ struct Cli {
     /// Your display name (default: the last one used, else $USER).
     #[arg(long, global = true)]
     name: Option<String>,
+    /// Your player token, to be the same player at another address: another node of a
+    /// cluster whose own node is down, say (default: the token remembered for --server; the
+    /// config file keeps each server's under `accounts`).
+    #[arg(
+        long,
+        global = true,
+        env = "TAMSK_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    token: Option<String>,
     /// Line mode even on a terminal: one line per event, commands read from stdin.
     #[arg(long, global = true)]
     plain: bool,
@@ -448,14 +459,14 @@ fn main() -> ExitCode {
         .or_else(|| config.name.clone())
         .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
         .unwrap_or_else(|| "player".to_string());
-    // A new name is a new player; the same name (or none given) is us again.
+    // A new name is a new player; the same name (or none given) is us again. A token
+    // given is that player, whatever the name.
     let account = account.filter(|a| cli.name.as_ref().is_none_or(|n| *n == a.name));
-    let mut app = App::new(
-        mode.clone(),
-        name,
-        account.as_ref().map(|a| a.token.clone()),
-        Instant::now(),
-    );
+    let token = cli
+        .token
+        .clone()
+        .or_else(|| account.as_ref().map(|a| a.token.clone()));
+    let mut app = App::new(mode.clone(), name, token, Instant::now());
     app.resume = account.as_ref().and_then(|a| a.game);
     app.bell = !cli.no_bell;
     app.rated = match &cli.command {

@@ -237,3 +237,65 @@ async fn finished_games_are_listed_and_replayed_from_the_server() {
     assert!(err.contains(&format!("no stored game {unknown}")), "{err}");
     server.stop().await;
 }
+
+/// A player whose node died goes on from another address with his token (`--token`): the
+/// same player, back in his seat, though this address has no account in his config yet;
+/// his account is then kept under the new address too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_given_is_the_same_player_at_another_address() {
+    let server = start_server().await;
+    // The same server under another address, as another node of a cluster would be.
+    let other = format!("{}?node=2", server.url);
+    let (cfg_a, cfg_b, cfg_c) = (
+        config_path("token", "a"),
+        config_path("token", "b"),
+        config_path("token", "c"),
+    );
+    let args = |url: &str, name: &str| {
+        let mut v = vec!["--server".to_string(), url.to_string(), "--json".into()];
+        v.extend([
+            "--name".into(),
+            name.into(),
+            "play".into(),
+            "--level".into(),
+            "1".into(),
+        ]);
+        v
+    };
+    let run = |cfg: &PathBuf, args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Proc::new(tamsk(cfg, &args))
+    };
+    let mut a = run(&cfg_a, args(&server.url, "Tia"));
+    let mut b = run(&cfg_b, args(&server.url, "Tom"));
+    let start_a = a.until("start").await;
+    b.until("start").await;
+    a.say("quit").await;
+    assert!(a.exit().await.success());
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&cfg_a).unwrap()).unwrap();
+    let account = &saved["accounts"][server.url.as_str()];
+    let token = account["token"].as_str().unwrap().to_string();
+
+    // A config that knows nothing of the other address: the token alone says who he is.
+    let mut again = args(&other, "Tia");
+    again.splice(0..0, ["--token".to_string(), token]);
+    let mut a = run(&cfg_c, again);
+    assert_eq!(a.until("welcome").await["player_id"], account["player_id"]);
+    assert_eq!(a.until("resuming").await["game"], start_a["game"]);
+    let back = a.until("start").await;
+    assert_eq!(
+        (&back["game"], &back["seat"]),
+        (&start_a["game"], &start_a["seat"])
+    );
+    a.say("resign").await;
+    a.until("result").await;
+    b.until("result").await;
+    assert!(a.exit().await.success());
+    assert!(b.exit().await.success());
+    let kept: Value = serde_json::from_str(&std::fs::read_to_string(&cfg_c).unwrap()).unwrap();
+    assert_eq!(
+        kept["accounts"][other.as_str()]["player_id"],
+        account["player_id"]
+    );
+    server.stop().await;
+}
