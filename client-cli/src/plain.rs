@@ -25,11 +25,25 @@ pub fn format_line(out: &Output, json: bool) -> String {
 
 pub fn print(lines: Vec<Output>, json: bool) {
     let mut stdout = std::io::stdout().lock();
-    for out in lines {
+    for line in printed(&lines, json) {
         // A closed pipe is the reader's choice, not an error worth a panic.
-        let _ = writeln!(stdout, "{}", format_line(&out, json));
+        let _ = writeln!(stdout, "{line}");
     }
     let _ = stdout.flush();
+}
+
+/// The lines `print` writes. Text mode says a thing once: an event that also ends the
+/// session (a declined challenge, say) comes as the event and as `fatal` with the same
+/// words, which a JSON reader tells apart by kind and a person would read twice.
+fn printed(lines: &[Output], json: bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(lines.len());
+    for line in lines {
+        let text = format_line(line, json);
+        if json || out.last() != Some(&text) {
+            out.push(text);
+        }
+    }
+    out
 }
 
 /// Runs the session in plain mode until it ends; returns the exit status.
@@ -65,4 +79,35 @@ pub async fn run(mut s: Session, json: bool) -> u8 {
     }
     s.net.close().await;
     s.app.exit_code
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn out(kind: &'static str, text: &str) -> Output {
+        Output {
+            kind,
+            text: text.into(),
+            data: json!({}),
+        }
+    }
+
+    #[test]
+    fn text_mode_says_a_closing_event_once_and_json_keeps_both_kinds() {
+        let words = "No game: the challenge to Bert was declined";
+        let lines = [
+            out("challenge_closed", words),
+            out("fatal", words),
+            out("info", "Bye"),
+        ];
+        assert_eq!(printed(&lines, false), [words, "Bye"]);
+        let kinds: Vec<String> = printed(&lines, true)
+            .iter()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].to_string())
+            .collect();
+        assert_eq!(kinds, ["\"challenge_closed\"", "\"fatal\"", "\"info\""]);
+    }
 }
