@@ -317,27 +317,82 @@ pub fn draw(frame: &mut Frame, v: &Viewer) {
     );
     // The entries around the current one, and what the current one did.
     let list = areas.log;
-    let h = list.height.saturating_sub(1) as usize;
-    let first = v.pos.saturating_sub(h / 2);
-    let lines: Vec<Line<'static>> = v
-        .steps
-        .iter()
-        .enumerate()
-        .skip(first)
-        .take(h)
-        .map(|(i, s)| {
-            let text = format!("{:>4} {:>8}  {}", i, words::seconds(s.at_ms), s.text);
-            if i == v.pos {
-                Line::styled(text, Style::new().fg(Color::Black).bg(Color::Yellow))
-            } else {
-                Line::raw(text)
-            }
-        })
-        .collect();
+    let lines = entry_lines(
+        v,
+        list.height.saturating_sub(1) as usize,
+        list.width as usize,
+    );
     frame.render_widget(
         Paragraph::new(lines).block(Block::default().borders(Borders::TOP).title(" Entries ")),
         list,
     );
+}
+
+/// The entry list in `h` lines of `width` columns around the current entry: that one in
+/// full, wrapped under its time, the others cut to a line each with an ellipsis (a long
+/// entry, a drop with its penalty and a death say, would run past the board otherwise).
+fn entry_lines(v: &Viewer, h: usize, width: usize) -> Vec<Line<'static>> {
+    const INDENT: usize = 15; // "nnnn  tttt.ts  "
+    let line = |i: usize| {
+        let s = &v.steps[i];
+        format!("{:>4} {:>8}  {}", i, words::seconds(s.at_ms), s.text)
+    };
+    let current = wrap(&line(v.pos), width, INDENT);
+    let before = (h + 1).saturating_sub(current.len()) / 2;
+    let first = v.pos.saturating_sub(before);
+    let mut lines = Vec::with_capacity(h);
+    for i in first..v.steps.len() {
+        if i == v.pos {
+            let on = Style::new().fg(Color::Black).bg(Color::Yellow);
+            lines.extend(current.iter().map(|l| Line::styled(l.clone(), on)));
+        } else {
+            lines.push(Line::raw(cut(&line(i), width)));
+        }
+        if lines.len() >= h {
+            break;
+        }
+    }
+    lines.truncate(h);
+    lines
+}
+
+/// `text` in one line of `width` columns, an ellipsis where it is cut.
+fn cut(text: &str, width: usize) -> String {
+    if text.chars().count() <= width || width == 0 {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(width - 1).collect();
+    out.push('…');
+    out
+}
+
+/// `text` in lines of `width` columns, the continuations indented by `indent`, broken at
+/// spaces where it can.
+fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
+    if width <= indent + 8 {
+        return vec![cut(text, width)];
+    }
+    let mut lines = Vec::new();
+    let mut rest: Vec<char> = text.chars().collect();
+    let mut room = width;
+    while rest.len() > room {
+        let at = rest[..=room]
+            .iter()
+            .rposition(|&c| c == ' ')
+            .filter(|&at| at > room / 2)
+            .unwrap_or(room);
+        let head: String = rest[..at].iter().collect();
+        lines.push(format!("{:w$}{}", "", head.trim_end(), w = width - room));
+        rest = rest[at..]
+            .iter()
+            .copied()
+            .skip_while(|&c| c == ' ')
+            .collect();
+        room = width - indent;
+    }
+    let tail: String = rest.into_iter().collect();
+    lines.push(format!("{:w$}{tail}", "", w = width - room));
+    lines
 }
 
 /// Runs the viewer on the terminal until `q`.
@@ -505,5 +560,55 @@ mod tests {
         let text = screen(&v);
         assert!(text.contains("Red wins: neither player can move"), "{text}");
         assert!(text.contains("<- decides"), "{text}");
+    }
+
+    #[test]
+    fn the_current_entry_is_shown_whole_and_the_others_cut_visibly() {
+        let mut v = deaths();
+        let last = v.steps.len() - 1;
+        let long = v.steps[last].text.clone();
+        assert!(long.chars().count() > 80, "{long}");
+        v.go(last);
+        let text = screen_in(&v, 80, 24);
+        // Every word of it is on the screen, in order, after its time.
+        let rows: Vec<&str> = text.lines().collect();
+        let at = rows
+            .iter()
+            .position(|r| r.contains(&format!("{last:>4} ")))
+            .unwrap();
+        let shown: Vec<&str> = rows[at..]
+            .iter()
+            .flat_map(|r| r.trim_matches('"').split_whitespace())
+            .collect();
+        let words: Vec<&str> = long.split_whitespace().collect();
+        assert!(
+            shown.windows(words.len()).any(|w| w == words.as_slice()),
+            "{text}"
+        );
+        // One entry later, it is one line, cut with an ellipsis.
+        v.go(last - 1);
+        let text = screen_in(&v, 80, 24);
+        let row = text
+            .lines()
+            .find(|r| r.contains(&format!("{last:>4} ")))
+            .unwrap();
+        assert!(
+            row.contains("Black's A died on d6") && row.contains('…'),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn wrapping_breaks_at_spaces_and_indents_the_continuations() {
+        assert_eq!(
+            wrap("  12     3.4s  black  a1-b1; Red's Z died on d5", 30, 15),
+            [
+                "  12     3.4s  black  a1-b1;",
+                "               Red's Z died on",
+                "               d5"
+            ]
+        );
+        assert_eq!(cut("abcdef", 4), "abc…");
+        assert_eq!(cut("abc", 4), "abc");
     }
 }
