@@ -335,7 +335,8 @@ pub enum LobbyMessage {
     /// To both players: `by` declined (or withdrew) the rematch.
     RematchDeclined { game: GameId, by: Player },
     /// The server is shutting down: no new games; live games may go on for `drain_ms`,
-    /// then the rest are aborted (and stored).
+    /// then the rest are suspended, to be resumed when the server (or, on several nodes,
+    /// another node) runs them again; a server set not to resume them aborts them.
     ShuttingDown { drain_ms: u64, server_ms: u64 },
     /// To every connection of a player whose rating a rated game just changed (once it
     /// is stored).

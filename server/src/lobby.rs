@@ -80,6 +80,9 @@ pub struct Lobby {
     /// The guests' connections (they are nobody online), for what every connection is
     /// told (`shutting_down`). Bounded by the connections.
     pub(crate) guests: HashMap<u64, crate::peer::Peer>,
+    /// When the drain of a shutdown ends (Unix ms), once it began: whoever says hello
+    /// after is told `shutting_down` too.
+    pub(crate) drain_end_ms: Option<u64>,
 }
 
 /// How seats are given.

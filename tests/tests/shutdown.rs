@@ -96,3 +96,48 @@ async fn shutdown_drains_live_games_then_stores_the_rest_as_aborted() {
     assert_eq!(v["move_count"], 1);
     assert_eq!(v["winner"], serde_json::Value::Null);
 }
+
+/// A connection opened before the drain but silent until it began (new connections are
+/// not accepted during it) is told `shutting_down` when it says hello, with the time left,
+/// as a player or as a guest; before, it was only refused new games with it.
+#[tokio::test]
+async fn a_connection_that_says_hello_during_the_drain_is_told_at_once() {
+    let mut server = TestServer::start_with(server::Config {
+        drain: Duration::from_millis(5_000),
+        ..test_config()
+    })
+    .await;
+    // A game being played keeps the server draining.
+    let (mut red, _black) = start_game(&server, &Settings::blitz(Level::One)).await;
+    let mut early = Client::new_player(&server, "Early").await;
+    let mut late = Client::connect(&server).await;
+    let mut guest = Client::connect(&server).await;
+    server.begin_stop();
+    // The drain has begun once those who said hello are told.
+    assert!(matches!(
+        early.recv_lobby().await,
+        LobbyMessage::ShuttingDown {
+            drain_ms: 5_000,
+            ..
+        }
+    ));
+    late.hello_new("Late").await;
+    assert!(matches!(late.recv().await, ServerMessage::Welcome { .. }));
+    guest
+        .send_raw(r#"{"type":"hello","version":1,"guest":true}"#)
+        .await;
+    assert!(matches!(
+        guest.recv().await,
+        ServerMessage::GuestWelcome { .. }
+    ));
+    for c in [&mut late, &mut guest] {
+        match c.recv_lobby().await {
+            LobbyMessage::ShuttingDown { drain_ms, .. } => {
+                assert!(drain_ms > 0 && drain_ms <= 5_000, "{drain_ms}")
+            }
+            other => panic!("expected shutting_down, got {other:?}"),
+        }
+    }
+    red.act(Action::Resign).await;
+    server.stop().await;
+}

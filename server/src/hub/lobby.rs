@@ -285,6 +285,7 @@ impl Hub {
     /// A connection of `player` said hello.
     pub fn online_add(&self, player: &Arc<PlayerRec>, peer: Peer) {
         let mut lobby = self.lobby();
+        told_of_shutdown(&lobby, &peer);
         lobby
             .online
             .entry(player.id.clone())
@@ -507,10 +508,19 @@ impl Hub {
         }
     }
 
-    /// Tells every connection that said hello: the players' and the guests'.
-    pub fn broadcast(&self, msg: &LobbyMessage) {
-        let text = encode_lobby(msg);
-        let lobby = self.lobby();
+    /// Tells every connection that said hello, the players' and the guests', that the
+    /// server is shutting down and its drain lasts `drain_ms`; and, from now on, each
+    /// that says hello after (one silent since before the drain began: new connections
+    /// are not accepted any more) with the time left, under the same lock, so that each is
+    /// told once.
+    pub fn announce_shutdown(&self, drain_ms: u64) {
+        let mut lobby = self.lobby();
+        let now = unix_ms();
+        lobby.drain_end_ms = Some(now + drain_ms);
+        let text = encode_lobby(&LobbyMessage::ShuttingDown {
+            drain_ms,
+            server_ms: now,
+        });
         let guests = lobby.guests.values();
         for p in lobby.online.values().flat_map(|o| &o.peers).chain(guests) {
             p.send(text.clone());
@@ -519,7 +529,20 @@ impl Hub {
 
     /// A guest's connection said hello: it hears what every connection is told.
     pub fn guest_arrived(&self, peer: &crate::peer::Peer) {
-        self.lobby().guests.insert(peer.conn, peer.clone());
+        let mut lobby = self.lobby();
+        told_of_shutdown(&lobby, peer);
+        lobby.guests.insert(peer.conn, peer.clone());
+    }
+}
+
+/// A connection that says hello during the drain is told at once, with the time left.
+fn told_of_shutdown(lobby: &Lobby, peer: &Peer) {
+    if let Some(end) = lobby.drain_end_ms {
+        let now = unix_ms();
+        peer.send(encode_lobby(&LobbyMessage::ShuttingDown {
+            drain_ms: end.saturating_sub(now),
+            server_ms: now,
+        }));
     }
 }
 

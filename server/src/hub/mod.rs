@@ -174,10 +174,7 @@ impl Hub {
         }
         self.cancel_all_seeks();
         self.close_all_challenges();
-        self.broadcast(&protocol::wire::LobbyMessage::ShuttingDown {
-            drain_ms: drain.as_millis() as u64,
-            server_ms: crate::clock::unix_ms(),
-        });
+        self.announce_shutdown(drain.as_millis() as u64);
         // No game starts any more: once the last one being played ends, it is drained.
         self.playing.close();
         match tokio::time::timeout(drain, self.playing.wait()).await {
