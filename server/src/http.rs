@@ -182,18 +182,15 @@ async fn game(State(hub): State<Arc<Hub>>, headers: HeaderMap, Path(id): Path<St
     match hub.store.game(id).await {
         Ok(Some(stored)) if json => axum::Json(stored).into_response(),
         Ok(Some(stored)) => text(stored.text),
-        Ok(None) if hub.game(id).is_some() => problem(
-            StatusCode::NOT_FOUND,
-            "game_live",
-            format!("game {id} is still being played: it is stored when it ends"),
-            json,
-        ),
-        Ok(None) => problem(
-            StatusCode::NOT_FOUND,
-            "unknown_game",
-            format!("no stored game {id}"),
-            json,
-        ),
+        Ok(None) => match hub.live_on(id).await {
+            Some(node) => game_live(id, node, json),
+            None => problem(
+                StatusCode::NOT_FOUND,
+                "unknown_game",
+                format!("no stored game {id}"),
+                json,
+            ),
+        },
         Err(e) => {
             tracing::error!(error = %e, "reading a game failed");
             problem(
@@ -203,6 +200,25 @@ async fn game(State(hub): State<Arc<Hub>>, headers: HeaderMap, Path(id): Path<St
                 json,
             )
         }
+    }
+}
+
+/// 404 `game_live`: the game is stored when it ends; on several nodes, which node runs it
+/// (for an operator following a game, docs/OPERATIONS.md).
+fn game_live(id: GameId, node: Option<String>, json: bool) -> Response {
+    let on = node
+        .as_ref()
+        .map_or(String::new(), |n| format!(" on node {n}"));
+    let message = format!("game {id} is still being played{on}: it is stored when it ends");
+    match node {
+        Some(node) if json => (
+            StatusCode::NOT_FOUND,
+            axum::Json(
+                serde_json::json!({ "error": "game_live", "message": message, "node": node }),
+            ),
+        )
+            .into_response(),
+        _ => problem(StatusCode::NOT_FOUND, "game_live", message, json),
     }
 }
 

@@ -31,6 +31,20 @@ async fn two_players_on_two_nodes_play_a_whole_game_watched_from_a_third() {
         kv.update(game.to_string(), "b".into(), 0).await.is_err(),
         "ownership is a compare-and-set"
     );
+    // Any node says it is live, and where (what an operator following it looks up).
+    for node in [&a, &c] {
+        let live = http_get(
+            node.addr,
+            &format!("/games/{game}"),
+            Some("application/json"),
+        )
+        .await;
+        assert_eq!(live.status, 404);
+        assert_eq!(live.json()["error"], "game_live", "{}", live.body);
+        assert_eq!(live.json()["node"], "a", "{}", live.body);
+        let replay = http_get(node.addr, &format!("/api/games/{game}/replay"), None).await;
+        assert_eq!(replay.json()["error"], "game_live", "{}", replay.body);
+    }
 
     // A few moves with both players on node a, for comparison.
     let mut rng0 = rand::SeedableRng::seed_from_u64(17);

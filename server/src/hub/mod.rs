@@ -163,6 +163,17 @@ impl Hub {
         self.start_game(settings, rated, [seeker, bot], crate::lobby::Seats::Random)
     }
 
+    /// Whether a game not stored yet is being played: `Some` with the node that runs it on
+    /// several nodes (this one or, by the ownership bucket, another), `Some(None)` on a
+    /// single node.
+    pub async fn live_on(&self, id: GameId) -> Option<Option<String>> {
+        let cluster = self.cluster.get();
+        if self.game(id).is_some() {
+            return Some(cluster.map(|c| c.node.clone()));
+        }
+        Some(Some(cluster?.owner(id).await?))
+    }
+
     /// Shutdown, first part: no new games; seeks and challenges are withdrawn; every
     /// client is told; then waits until the live games are over or `drain` has passed.
     pub async fn drain(&self, drain: std::time::Duration) {

@@ -57,7 +57,7 @@ async fn replay(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> Response
     };
     let stored = match hub.store.game(id).await {
         Ok(Some(stored)) => stored,
-        Ok(None) if hub.game(id).is_some() => {
+        Ok(None) if hub.live_on(id).await.is_some() => {
             return problem(
                 StatusCode::NOT_FOUND,
                 "game_live",
