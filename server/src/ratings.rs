@@ -91,6 +91,30 @@ fn remember(players: &[Arc<PlayerRec>; 2], changes: &[Change]) {
     }
 }
 
+/// Attempts at storing a game's rating changes, and the wait after the first failure
+/// (doubled after each).
+const ATTEMPTS: u32 = 4;
+const RETRY_AFTER: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// [`Store::apply_rated`], tried again after a failure (a database restarting, a
+/// connection lost): a game applied already changes nothing, so a second try that finds
+/// the first one committed after all is harmless.
+async fn apply_stored(store: &Store, game: &RatedGame) -> anyhow::Result<Option<Vec<Change>>> {
+    let mut wait = RETRY_AFTER;
+    let mut attempt = 1;
+    loop {
+        match store.apply_rated(game).await {
+            Err(e) if attempt < ATTEMPTS => {
+                tracing::warn!(game = %game.game, attempt, error = %e, "storing rating changes failed: trying again");
+                tokio::time::sleep(wait).await;
+                wait *= 2;
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
 /// The ratings task: applies every game-over event in order and stores the changes, then
 /// tells each player (`rating_changed`). With a database, each game's changes start from
 /// the ratings stored there, read and written in one transaction that holds the two
@@ -112,7 +136,7 @@ pub fn spawn(
                 let Some(game) = rated_game(&event) else {
                     continue;
                 };
-                let changes = match store.apply_rated(&game).await {
+                let changes = match apply_stored(&store, &game).await {
                     Ok(Some(changes)) => {
                         remember(&event.players, &changes);
                         changes

@@ -11,6 +11,9 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 /// The database the shared SQL is compiled for here.
 pub type DB = sqlx::Postgres;
 
+/// How every transaction begins (SQLite's differs: see `sqlite::BEGIN`).
+pub const BEGIN: &str = "BEGIN";
+
 /// Locks the game rows a journal insert checks the owner's epoch against, until the
 /// transaction ends: a takeover's update of the epoch waits for it (or the insert, if
 /// second, sees the new epoch), so no row of a former owner lands after a new owner

@@ -16,6 +16,13 @@ pub type DB = sqlx::Sqlite;
 /// No row locks in SQLite: its writers take turns (see `postgres::SHARE_LOCK`).
 pub const SHARE_LOCK: &str = "";
 
+/// How every transaction begins: taking the write lock at once. A deferred transaction
+/// that read before another connection (the writer's) committed could not write after:
+/// SQLite refuses it at once with `database is locked` (codes 5 and 517, which no busy
+/// timeout waits out), and a rated game went unrated when games ended together. Taken at
+/// `BEGIN`, the lock is waited for (`busy_timeout`) like any other.
+pub const BEGIN: &str = "BEGIN IMMEDIATE";
+
 /// The journal in batch rows, appended at the end (`sql/batches.rs`): SQLite writes
 /// whole pages to its log, and a row per entry in its game's place rewrote a page each.
 pub const BATCHED_JOURNAL: bool = true;

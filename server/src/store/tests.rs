@@ -461,3 +461,69 @@ mod location {
         );
     }
 }
+
+mod busy {
+    use super::super::*;
+    use crate::glicko::RatedGame;
+    use protocol::rating::TimeControl;
+
+    /// A rated game applied while the writer commits on its own connection: SQLite
+    /// refused the ratings' transaction (`database is locked`, code 5 or 517) when it had
+    /// read before the writer's commit and then wrote, and the game was never rated.
+    /// Every one is applied now.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ratings_are_stored_while_the_writer_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let pool = sqlite::open(Some(&path)).await.unwrap();
+        let writer = sqlite::open_writer(&path).await.unwrap();
+        for id in ["a", "b", "c", "d"] {
+            let row = PlayerRow {
+                id: id.into(),
+                name: format!("P{id}"),
+                token_hash: format!("hash-{id}"),
+                created_ms: 1,
+                is_bot: false,
+            };
+            assert!(sqlite::sql::register_player(&pool, &row).await.unwrap());
+        }
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let commits = tokio::spawn({
+            let stop = stop.clone();
+            async move {
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    sqlx::query("INSERT INTO live_batches (body) VALUES ('[]')")
+                        .execute(&writer)
+                        .await
+                        .unwrap();
+                    n += 1;
+                }
+                n
+            }
+        });
+        let mut failed = Vec::new();
+        for i in 0..200u64 {
+            let players = if i % 2 == 0 { ["a", "b"] } else { ["c", "d"] };
+            let game = RatedGame {
+                game: GameId::from_u64_pair(7, i),
+                tc: TimeControl::Blitz,
+                players: players.map(String::from),
+                score: 1.0,
+                at_ms: i,
+            };
+            if let Err(e) = sqlite::sql::ratings::apply_rated(&pool, &game).await {
+                failed.push(e.to_string());
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let commits = commits.await.unwrap();
+        assert!(commits > 0);
+        assert!(
+            failed.is_empty(),
+            "{} of 200 failed: {:?}",
+            failed.len(),
+            &failed[..1]
+        );
+    }
+}

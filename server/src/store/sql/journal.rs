@@ -177,7 +177,7 @@ async fn cut_of(
 
 /// Stores a game that is over, in a transaction of its own.
 pub async fn store_end(pool: &Pool<DB>, end: &GameEnd) -> anyhow::Result<()> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     if !write_end(&mut tx, end).await? {
         anyhow::bail!("game {}: another node owns it now", end.start.id);
     }

@@ -19,6 +19,11 @@ pub mod journal;
 pub mod ratings;
 pub mod tournaments;
 
+/// A transaction, begun as this backend begins them (`BEGIN`).
+pub(crate) async fn begin(pool: &Pool<DB>) -> sqlx::Result<Transaction<'static, DB>> {
+    pool.begin_with(super::BEGIN).await
+}
+
 /// A row of this backend.
 pub(crate) type DbRow = <DB as sqlx::Database>::Row;
 
@@ -164,7 +169,7 @@ pub async fn write_batch(
     if batch.iter().all(|w| matches!(w, Write::Flush(_))) {
         return Ok(refused);
     }
-    let mut tx = pool.begin().await?;
+    let mut tx = begin(pool).await?;
     let mut entries = Vec::new();
     for w in batch {
         match w {
@@ -347,7 +352,7 @@ pub async fn forget_journals(
     if super::BATCHED_JOURNAL {
         return batches::forget(pool, ids, journal).await;
     }
-    let mut tx = pool.begin().await?;
+    let mut tx = begin(pool).await?;
     for chunk in ids.chunks(FORGET_IDS) {
         let mut delete = QueryBuilder::<DB>::new("DELETE FROM live_entries WHERE game_id IN (");
         let mut list = delete.separated(", ");

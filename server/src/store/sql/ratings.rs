@@ -51,7 +51,7 @@ pub async fn ratings_of(
 /// lock holds the file), and written with their history rows. A game already applied
 /// changes nothing (empty).
 pub async fn apply_rated(pool: &Pool<DB>, game: &RatedGame) -> anyhow::Result<Vec<Change>> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     let done = sqlx::query("SELECT 1 FROM rating_changes WHERE game_id = $1 LIMIT 1")
         .bind(game.game.to_string())
         .fetch_optional(&mut *tx)

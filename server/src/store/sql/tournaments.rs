@@ -77,7 +77,7 @@ pub async fn insert_tournament_round(
     number: u32,
     round: &Round,
 ) -> anyhow::Result<()> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     let rows = round
         .pairings
         .iter()
