@@ -324,6 +324,21 @@ impl GameTask {
         self.linger_until = Some(Instant::now() + self.rooms.config.linger);
     }
 
+    /// Who did not show up when `player` let his first move's bound run out: he, and his
+    /// opponent too when that one made no move either (Black, while Red had not moved:
+    /// he could not move before Red) and is not at the game either, never having come or
+    /// gone since. A tournament scores both as losing (`0-0 forfeit`, docs/TOURNAMENTS.md).
+    fn no_shows(&self, player: Player) -> Vec<Player> {
+        let other = player.other();
+        let moved = self.room.game().moves_made(other) > 0;
+        let here = self.subs.iter().any(|s| s.seat == Some(other));
+        if moved || here {
+            vec![player]
+        } else {
+            vec![player, other]
+        }
+    }
+
     /// Hands the ended game to the store; its announcement waits for the answer.
     fn store_end(&mut self) {
         let game = self.room.game();
@@ -347,7 +362,7 @@ impl GameTask {
                 },
                 Status::Aborted { reason, .. } => crate::events::Ending::Aborted {
                     no_show: match reason {
-                        AbortReason::NoFirstMove { player } => vec![*player],
+                        AbortReason::NoFirstMove { player } => self.no_shows(*player),
                         AbortReason::BothAbsent => Player::BOTH.to_vec(),
                         AbortReason::Shutdown => Vec::new(),
                     },

@@ -8,7 +8,7 @@ use std::time::Duration;
 use protocol::game::Status;
 use protocol::rating::TimeControl;
 use protocol::settings::{GameClock, Level, Settings};
-use protocol::wire::{ClientMessage, LobbyMessage};
+use protocol::wire::{ClientMessage, LobbyMessage, ServerFrame};
 use server::bot_client::{self, Options};
 use server::swiss::{Entrant, GameResult, Pairing, Round};
 use sqlx::sqlite::SqliteConnectOptions;
@@ -438,4 +438,54 @@ async fn unrecorded_result_counts(db: tamsk_tests::services::TestDb) {
         .map(|s| s["score"].as_f64().unwrap())
         .collect();
     assert_eq!(scores, [1.0, 0.0], "{t}");
+}
+
+/// No-shows (docs/TOURNAMENTS.md, "Running"): Red who lets his first move's bound run
+/// out forfeits; Black, who cannot move before Red, forfeits with him when he is not at
+/// the game then either (before: Black won whether he was there or not, and `0-0
+/// forfeit` never happened).
+#[tokio::test]
+async fn a_no_show_forfeits_and_two_no_shows_both_lose() {
+    use protocol::game::Player;
+    use protocol::wire::ServerMessage;
+    // Who leaves the game (and so is away) before Red's bound runs out, and the result.
+    let cases: [([&str; 2], &[Player], &str); 4] = [
+        (["Ann", "Ben"], &[], "0-1 forfeit"),
+        (["Cat", "Dan"], &[Player::Black], "0-0 forfeit"),
+        (["Eve", "Fay"], &[Player::Red, Player::Black], "0-0 forfeit"),
+        (["Gus", "Hal"], &[Player::Red], "0-1 forfeit"),
+    ];
+    for (names, leaving, result) in cases {
+        let server = TestServer::start_with(server::Config {
+            abort_ms: 300,
+            ..test_config()
+        })
+        .await;
+        let (id, players) = two_player_tournament(&server, 1, names).await;
+        let mut seated = Vec::new();
+        for c in players {
+            seated.push(Follower::await_snapshot(c).await);
+        }
+        for f in &mut seated {
+            if leaving.contains(&f.seat.unwrap()) {
+                f.client.send(&ClientMessage::Leave { game: f.game }).await;
+            }
+        }
+        for f in &mut seated {
+            let mut left = !leaving.contains(&f.seat.unwrap());
+            loop {
+                match f.client.recv_any().await.expect("open") {
+                    ServerFrame::Message(ServerMessage::Left { .. }) => left = true,
+                    ServerFrame::Lobby(LobbyMessage::TournamentFinished { .. }) => break,
+                    _ => {}
+                }
+            }
+            assert!(left, "the leave was answered before the end");
+        }
+        let t = get_json(server.addr, &format!("/api/tournaments/{id}")).await;
+        assert_eq!(
+            t["pairings"][0]["games"][0]["result"], result,
+            "{names:?}: {t}"
+        );
+    }
 }
