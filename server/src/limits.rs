@@ -129,6 +129,25 @@ impl Limiter {
     }
 }
 
+/// A budget of one thing (a player's challenges, say): a token bucket.
+pub struct Budget(DefaultDirectRateLimiter);
+
+impl Budget {
+    /// `per_min` on average, in bursts of `burst`.
+    pub fn per_minute(per_min: u32, burst: u32) -> Budget {
+        let per_min = NonZeroU32::new(per_min.max(1)).expect("positive");
+        let burst = NonZeroU32::new(burst.max(1)).expect("positive");
+        Budget(RateLimiter::direct(
+            Quota::per_minute(per_min).allow_burst(burst),
+        ))
+    }
+
+    /// Spends one unit; false if none is left.
+    pub fn take(&self) -> bool {
+        self.0.check().is_ok()
+    }
+}
+
 /// Open connections per client address, and in all.
 #[derive(Default)]
 pub struct ConnCounter {

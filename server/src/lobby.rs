@@ -66,6 +66,29 @@ pub struct Challenge {
 pub struct Online {
     pub player: Arc<PlayerRec>,
     pub peers: Vec<Peer>,
+    /// The challenges he may still send ([`CHALLENGES_SENT`]) and receive
+    /// ([`CHALLENGES_RECEIVED`]): each sent is a frame on every connection of another
+    /// player, and the challenger's cancel one more, so without a budget a few challengers
+    /// could fill a playing player's outbound queue until he was cut off.
+    pub challenges_sent: crate::limits::Budget,
+    pub challenges_received: crate::limits::Budget,
+}
+
+/// Challenges a player may send: a minute's worth, and a burst.
+pub const CHALLENGES_SENT: (u32, u32) = (20, 10);
+/// Challenges a player may receive from all the others: a minute's worth, and a burst.
+pub const CHALLENGES_RECEIVED: (u32, u32) = (12, 6);
+
+impl Online {
+    pub fn new(player: Arc<PlayerRec>) -> Online {
+        let budget = |(per_min, burst)| crate::limits::Budget::per_minute(per_min, burst);
+        Online {
+            player,
+            peers: Vec::new(),
+            challenges_sent: budget(CHALLENGES_SENT),
+            challenges_received: budget(CHALLENGES_RECEIVED),
+        }
+    }
 }
 
 #[derive(Default)]

@@ -3,7 +3,7 @@
 
 use protocol::game::{Action, Event, Player};
 use protocol::settings::{Level, Settings};
-use protocol::wire::{ClientMessage, LobbyMessage, ServerMessage, PROTOCOL_VERSION};
+use protocol::wire::{ClientMessage, LobbyMessage, ServerFrame, ServerMessage, PROTOCOL_VERSION};
 use tamsk_tests::*;
 use tokio::time::Duration;
 
@@ -535,4 +535,73 @@ async fn who_is_online_is_listed_by_name() {
     assert_eq!(names(guest.recv_lobby().await), ["Ann", "zoe"]);
     ann.send(&ClientMessage::ListPlayers).await;
     assert_eq!(names(ann.recv_lobby().await), ["Ann", "zoe"]);
+}
+
+/// Sends a challenge to `to` and cancels it at once (what a spammer does); the code of
+/// the error if it was refused.
+async fn challenge_and_cancel(c: &mut Client, to: &str) -> Option<String> {
+    c.send(&ClientMessage::Challenge {
+        to: to.into(),
+        settings: Settings::blitz(Level::Two),
+        rated: None,
+    })
+    .await;
+    match c.recv_any().await.expect("open") {
+        ServerFrame::Message(ServerMessage::Error { code, .. }) => Some(code),
+        ServerFrame::Lobby(LobbyMessage::ChallengeSent { challenge, .. }) => {
+            c.send(&ClientMessage::CancelChallenge { challenge }).await;
+            let closed = c.recv_lobby().await;
+            assert!(
+                matches!(closed, LobbyMessage::ChallengeClosed { .. }),
+                "{closed:?}"
+            );
+            None
+        }
+        other => panic!("expected challenge_sent or an error, got {other:?}"),
+    }
+}
+
+/// Challenges cost frames on every connection of the challenged player: a few players
+/// sending and cancelling challenges at one who is playing filled his outbound queue
+/// until he was cut off and lost by abandonment. A player receives at most a burst of 6
+/// (12 a minute) and sends at most a burst of 10 (20 a minute); beyond, the challenger is
+/// refused and the other hears nothing.
+#[tokio::test]
+async fn challenges_to_one_player_and_from_one_player_are_budgeted() {
+    let server = TestServer::start().await;
+    let mut vic = Client::new_player(&server, "Vic").await;
+    let mut refused = Vec::new();
+    for i in 0..8 {
+        let mut c = Client::new_player(&server, &format!("Spam{i}")).await;
+        refused.push(challenge_and_cancel(&mut c, "Vic").await);
+    }
+    let mut want = vec![None; 6];
+    want.extend([
+        Some("challenged_too_often".to_string()),
+        Some("challenged_too_often".into()),
+    ]);
+    assert_eq!(refused, want);
+    // Vic heard of the six, each offered and closed, and nothing more.
+    let mut heard = 0;
+    vic.send(&ClientMessage::ListGames).await;
+    loop {
+        match vic.recv_any().await.expect("open") {
+            ServerFrame::Lobby(LobbyMessage::Challenged { .. }) => heard += 1,
+            ServerFrame::Lobby(LobbyMessage::ChallengeClosed { .. }) => {}
+            ServerFrame::Message(ServerMessage::Games { .. }) => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(heard, 6);
+
+    // One challenger, each time at another player: ten, then too fast.
+    let mut ann = Client::new_player(&server, "Ann").await;
+    let mut results = Vec::new();
+    for i in 0..11 {
+        let _target = Client::new_player(&server, &format!("Target{i}")).await;
+        results.push(challenge_and_cancel(&mut ann, &format!("Target{i}")).await);
+    }
+    let mut want = vec![None; 10];
+    want.push(Some("too_many_challenges".into()));
+    assert_eq!(results, want);
 }

@@ -289,10 +289,7 @@ impl Hub {
         lobby
             .online
             .entry(player.id.clone())
-            .or_insert_with(|| Online {
-                player: player.clone(),
-                peers: Vec::new(),
-            })
+            .or_insert_with(|| Online::new(player.clone()))
             .peers
             .push(peer);
     }
@@ -383,6 +380,28 @@ impl Hub {
             return Err((
                 "too_many_challenges",
                 format!("at most {MAX_CHALLENGES} challenges may wait at once"),
+            ));
+        }
+        // The target's budget is spent only by a challenge the challenger's own allows.
+        let sender = lobby.online.get(&from.player.id);
+        if sender.is_some_and(|o| !o.challenges_sent.take()) {
+            let (per_min, _) = CHALLENGES_SENT;
+            return Err((
+                "too_many_challenges",
+                format!("you sent challenges too fast: at most {per_min} a minute"),
+            ));
+        }
+        if lobby
+            .online
+            .get(&target.id)
+            .is_some_and(|o| !o.challenges_received.take())
+        {
+            return Err((
+                "challenged_too_often",
+                format!(
+                    "{} has been challenged too often in the last minute: try again later",
+                    target.name
+                ),
             ));
         }
         lobby.next_challenge += 1;
