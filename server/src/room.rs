@@ -35,6 +35,13 @@ pub enum Out {
     Event(GameEvent),
 }
 
+/// At most one presence event per seat in this much game time: a change within it is
+/// told when it ends (the seat's state then), or before any other event of the room. A
+/// player cycling `leave` and `join` over his connections made an event each time, a
+/// hundred and fifty a second, and the flood filled his opponent's outbound queue until
+/// the opponent was cut off and lost (the grace itself counts from the real departure).
+pub const PRESENCE_INTERVAL_MS: u64 = 1_000;
+
 /// How long a player may be away, and how long his opponent then has to claim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Graces {
@@ -66,9 +73,22 @@ pub struct Room {
     /// Each seat's last published round trip.
     lag_ms: [Option<u64>; 2],
     graces: Graces,
+    /// Each seat's presence as last told: connected, the grace's end if away, and when
+    /// (`None`: never told; a seat starts connected).
+    told: [Told; 2],
+    /// A seat's presence changed within [`PRESENCE_INTERVAL_MS`] of the last told: when
+    /// it is told.
+    presence_due: [Option<u64>; 2],
     /// The end was reported ([`Out::Ended`]).
     ended: bool,
     out: Vec<Out>,
+}
+
+/// A seat's presence as its last presence event told it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Told {
+    grace_until_ms: Option<u64>,
+    at: Option<u64>,
 }
 
 impl Room {
@@ -91,6 +111,11 @@ impl Room {
             away: [None; 2],
             lag_ms: [None; 2],
             graces,
+            told: [Told {
+                grace_until_ms: None,
+                at: None,
+            }; 2],
+            presence_due: [None; 2],
             ended: false,
             out: Vec::new(),
         }
@@ -146,7 +171,9 @@ impl Room {
             .into_iter()
             .filter_map(|p| self.away_deadline(p))
             .min();
-        [engine, grace].into_iter().flatten().min()
+        let told = self.presence_due.iter().flatten().min().copied();
+        let told = told.filter(|_| self.game.is_playing());
+        [engine, grace, told].into_iter().flatten().min()
     }
 
     /// When `p`'s absence next matters: his grace running out, then (if his opponent is
@@ -186,6 +213,11 @@ impl Room {
     /// run out in the order they run, unclaimed wins given, a game both players left
     /// decided.
     pub fn on_time(&mut self, now: u64) {
+        for p in Player::BOTH {
+            if self.presence_due[p.index()].is_some_and(|t| t <= now) {
+                self.tell_presence(p, now);
+            }
+        }
         if let Some(t) = self.game.next_deadline().filter(|&t| t <= now) {
             // Exactly to the deadline: an action read just after it is not pushed later.
             self.catch_up(t, now);
@@ -280,40 +312,71 @@ impl Room {
     /// `p`'s seat has a connection again.
     pub fn arrive(&mut self, p: Player, now: u64) {
         if self.away[p.index()].take().is_some() && self.game.is_playing() {
-            self.publish(
-                Change::Presence {
-                    player: p,
-                    connected: true,
-                    grace_until_ms: None,
-                },
-                now,
-            );
+            self.presence_changed(p, now);
         }
     }
 
     /// `p`'s seat has no connection left: his grace starts.
     pub fn leave(&mut self, p: Player, now: u64) {
         if self.away[p.index()].is_none() && self.game.is_playing() {
-            let until = now + self.graces.reconnect_ms;
             self.away[p.index()] = Some(Away {
                 left_seq: self.seq + 1,
-                until_ms: until,
+                until_ms: now + self.graces.reconnect_ms,
                 expired: false,
             });
-            self.publish(
-                Change::Presence {
-                    player: p,
-                    connected: false,
-                    grace_until_ms: Some(until),
-                },
-                now,
-            );
+            self.presence_changed(p, now);
+        }
+    }
+
+    /// Tells `p`'s new presence now, or when [`PRESENCE_INTERVAL_MS`] after the last
+    /// told has passed.
+    fn presence_changed(&mut self, p: Player, now: u64) {
+        match self.told[p.index()].at {
+            Some(at) if now < at + PRESENCE_INTERVAL_MS => {
+                self.presence_due[p.index()] = Some(at + PRESENCE_INTERVAL_MS);
+            }
+            _ => self.tell_presence(p, now),
+        }
+    }
+
+    /// Publishes `p`'s presence as it is, unless that is what was told last.
+    fn tell_presence(&mut self, p: Player, now: u64) {
+        self.presence_due[p.index()] = None;
+        let grace_until_ms = self.away[p.index()].map(|a| a.until_ms);
+        if self.told[p.index()].grace_until_ms == grace_until_ms {
+            return;
+        }
+        self.told[p.index()] = Told {
+            grace_until_ms,
+            at: Some(now),
+        };
+        self.publish(
+            Change::Presence {
+                player: p,
+                connected: grace_until_ms.is_none(),
+                grace_until_ms,
+            },
+            now,
+        );
+        if let Some(a) = self.away[p.index()].as_mut() {
+            a.left_seq = self.seq;
+        }
+    }
+
+    /// Presence changes still waiting are told before any other event, so that every
+    /// event follows the presence it happened in.
+    fn tell_waiting_presence(&mut self, now: u64) {
+        for p in Player::BOTH {
+            if self.presence_due[p.index()].is_some() {
+                self.tell_presence(p, now);
+            }
         }
     }
 
     /// Nobody is away any more (the game is over: absences no longer matter).
     pub fn forget_absences(&mut self) {
         self.away = [None; 2];
+        self.presence_due = [None; 2];
     }
 
     /// A seat's round trip, published when it is new or moved by [`LAG_STEP_MS`] or more, so that
@@ -355,6 +418,7 @@ impl Room {
     }
 
     fn publish_play(&mut self, at_ms: u64, kind: EntryKind, events: Vec<Event>, now: u64) {
+        self.tell_waiting_presence(now);
         let entry = Entry { at_ms, kind };
         self.out.push(Out::Entry {
             idx: self.entries.len() as u64,
@@ -371,6 +435,9 @@ impl Room {
 
     /// Numbers a change and keeps it for reconnects.
     fn publish(&mut self, change: Change, now: u64) {
+        if !matches!(change, Change::Presence { .. }) {
+            self.tell_waiting_presence(now);
+        }
         self.seq += 1;
         let now_ms = now.max(self.game.now());
         // A `play` or `lag` change is always the latest entry (see `publish_play`).

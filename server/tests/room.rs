@@ -366,3 +366,122 @@ fn a_lag_too_large_for_an_entry_is_judged_as_recorded() {
     // The live engine and a replica fed the published entry judge with the same lag.
     assert_eq!(&t.replica, t.room.game());
 }
+
+/// A player cycling `leave` and `join` made a presence event each time, and the flood
+/// cut his opponent off. Now a seat's presence is told at most once a second: the state
+/// it is in when the second is over (or before any other event), and the grace still
+/// counts from the real departure.
+#[test]
+fn a_flapping_seat_makes_at_most_one_presence_event_a_second() {
+    use server::room::PRESENCE_INTERVAL_MS;
+    let mut t = Table::new(unhurried());
+    let first = opening(t.room.game());
+    t.room.act(Player::Red, first, 100, 100).unwrap();
+    t.take();
+    let presence = |t: &Table| {
+        t.events
+            .iter()
+            .filter_map(|e| match e.change {
+                Change::Presence {
+                    connected,
+                    grace_until_ms,
+                    ..
+                } => Some((e.now_ms, connected, grace_until_ms)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    // 200 changes in 2 s: told at 1,000 (the first), then once a second.
+    let mut now = 1_000;
+    for i in 0..200 {
+        t.run_until(now);
+        if i % 2 == 0 {
+            t.room.leave(Player::Black, now);
+        } else {
+            t.room.arrive(Player::Black, now);
+        }
+        t.take();
+        now += 10;
+    }
+    t.run_until(now + PRESENCE_INTERVAL_MS);
+    let told = presence(&t);
+    assert_eq!(
+        told,
+        [
+            (1_000, false, Some(1_000 + GRACES.reconnect_ms)),
+            (2_000, true, None)
+        ],
+        "the first change at once, then the state a second later"
+    );
+    // He leaves for good: told at once (a second passed), and his grace counts from then.
+    let gone = now + PRESENCE_INTERVAL_MS;
+    t.room.leave(Player::Black, gone);
+    t.take();
+    assert_eq!(
+        presence(&t).last(),
+        Some(&(gone, false, Some(gone + GRACES.reconnect_ms)))
+    );
+    // Back and gone again at once: told when the second since the last is over.
+    t.room.arrive(Player::Black, gone + 10);
+    t.room.leave(Player::Black, gone + 20);
+    t.take();
+    assert_eq!(presence(&t).len(), 3, "nothing new told yet");
+    t.run_until(gone + 20 + GRACES.reconnect_ms);
+    let told = presence(&t);
+    assert_eq!(
+        told[3],
+        (
+            gone + PRESENCE_INTERVAL_MS,
+            false,
+            Some(gone + 20 + GRACES.reconnect_ms)
+        ),
+        "{told:?}"
+    );
+    // The grace runs out at the real departure's end, after the departure was told.
+    let expired = t
+        .events
+        .iter()
+        .position(|e| matches!(e.change, Change::GraceExpired { .. }))
+        .expect("the grace ran out");
+    assert_eq!(t.events[expired].now_ms, gone + 20 + GRACES.reconnect_ms);
+    assert!(matches!(
+        t.events[expired - 1].change,
+        Change::Presence {
+            connected: false,
+            ..
+        }
+    ));
+}
+
+/// A presence change still waiting is told before the next event of the room, so that
+/// every event follows the presence it happened in.
+#[test]
+fn a_waiting_presence_change_is_told_before_the_next_event() {
+    let mut t = Table::new(unhurried());
+    t.room.leave(Player::Black, 50);
+    t.room.arrive(Player::Black, 60);
+    t.take();
+    assert_eq!(
+        t.events.len(),
+        1,
+        "the departure, told at once: {:?}",
+        t.events
+    );
+    let first = opening(t.room.game());
+    t.room.act(Player::Red, first, 100, 100).unwrap();
+    t.take();
+    assert!(
+        matches!(
+            t.events[1].change,
+            Change::Presence {
+                player: Player::Black,
+                connected: true,
+                ..
+            }
+        ),
+        "{:?}",
+        t.events
+    );
+    assert!(t.events[2].entry().is_some(), "then the move");
+    assert_eq!(t.room.next_deadline(), t.room.game().next_deadline());
+}
