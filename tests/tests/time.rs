@@ -63,6 +63,35 @@ async fn a_silent_connection_is_closed() {
     assert_eq!(c.closed().await, Some(1008));
 }
 
+/// A connection that keeps pinging but never says hello is closed once the idle timeout
+/// since it opened has passed (before, its pings kept it, and its slot, for good).
+#[tokio::test]
+async fn a_connection_that_never_says_hello_is_closed() {
+    let server = idle_server().await;
+    let mut c = Client::connect(&server).await;
+    let opened = std::time::Instant::now();
+    // A ping every 100 ms: never idle.
+    let mut every = tokio::time::interval(Duration::from_millis(100));
+    loop {
+        every.tick().await;
+        c.send(&ClientMessage::Ping {
+            client_ms: None,
+            lag_ms: None,
+        })
+        .await;
+        match c.recv_frame().await {
+            Some(ServerMessage::Pong { .. }) => continue,
+            Some(ServerMessage::Error { code, .. }) => {
+                assert_eq!(code, "hello_timeout");
+                break;
+            }
+            other => panic!("expected pong or hello_timeout, got {other:?}"),
+        }
+    }
+    assert!(opened.elapsed() >= Duration::from_millis(300));
+    assert_eq!(c.closed().await, Some(1008));
+}
+
 /// The idle cut-off holds when the client's first frame is already there at the
 /// connection's first turn (sent in the same packet as the upgrade request), so that turn
 /// ends with the frame before the idle timer was ever looked at.

@@ -16,6 +16,12 @@ use super::*;
 impl Conn {
     pub(super) async fn handle(&mut self, msg: ClientMessage, received: Instant) {
         let msg = crate::request::with_fixed_rules(msg, &self.hub.config);
+        // The reserve is for players coming back to a live game: their hello, nothing else
+        // (a `ping` before hello held a reserved slot as long as it went on).
+        if self.reserve && self.me.is_none() && !matches!(msg, ClientMessage::Hello { .. }) {
+            self.refuse_full();
+            return;
+        }
         let me = match (&msg, &self.me) {
             (ClientMessage::Hello { .. }, _) => None,
             (ClientMessage::Ping { .. } | ClientMessage::Pong { .. }, _) => None,

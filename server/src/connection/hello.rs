@@ -172,7 +172,7 @@ impl Conn {
     }
 
     /// At the connection limit the reserve is for players coming back to a live game.
-    fn refuse_full(&self) {
+    pub(super) fn refuse_full(&self) {
         self.error(
             "server_full",
             "the server is at its connection limit: only players coming back to a live game are let in; try again later",

@@ -102,6 +102,8 @@ struct Conn {
     ip: IpAddr,
     /// Came in the reserve: only a returning player with a live game is served.
     reserve: bool,
+    /// When the connection opened: it must say hello within the idle timeout.
+    opened: Instant,
     peer: Peer,
     me: Option<Arc<PlayerRec>>,
     /// Said hello as a guest: no player; may list and watch only.
@@ -161,6 +163,7 @@ pub fn serve(
         hub: hub.clone(),
         ip: addr.ip(),
         reserve,
+        opened: Instant::now(),
         peer,
         me: None,
         guest: false,
@@ -255,6 +258,18 @@ impl Conn {
                     self.violation(violation);
                     return;
                 }
+                Event::Frame(_, received) if self.hello_overdue(received) => {
+                    self.error(
+                        "hello_timeout",
+                        format!(
+                            "no hello within {} s of connecting: closing",
+                            self.hub.config.idle_timeout.as_secs()
+                        ),
+                        None,
+                    );
+                    kill.kill(CLOSE_POLICY, "no hello in time");
+                    return;
+                }
                 Event::Frame(msg, received) => match msg {
                     // Boxed: handling a message can wait on the store, and that state
                     // would otherwise sit in every idle connection's task.
@@ -287,6 +302,15 @@ impl Conn {
                 },
             }
         }
+    }
+
+    /// A connection that has not said hello within the idle timeout is closed at its next
+    /// frame (one that sends nothing at all is closed as idle): pings before hello (and
+    /// the Pongs answering the server's) kept such a connection, and its slot, forever.
+    fn hello_overdue(&self, received: Instant) -> bool {
+        self.me.is_none()
+            && !self.guest
+            && received.saturating_duration_since(self.opened) > self.hub.config.idle_timeout
     }
 
     /// A round trip came back: tell the client, and every game it sits in, what changed.

@@ -127,6 +127,20 @@ async fn the_reserve_serves_health_and_playing_clients() {
         newcomer.closed_with().await,
         Some((1013, "server full: try again later".into()))
     );
+    // ...and so is a `ping` before any hello (it held a reserved slot as long as it
+    // pinged).
+    let mut pinger = Client::connect(&server).await;
+    pinger
+        .send(&ClientMessage::Ping {
+            client_ms: Some(1),
+            lag_ms: None,
+        })
+        .await;
+    pinger.expect_error("server_full").await;
+    assert_eq!(
+        pinger.closed_with().await,
+        Some((1013, "server full: try again later".into()))
+    );
 }
 
 /// An idle kept-alive connection is closed after the header timeout.
