@@ -24,6 +24,7 @@ pub mod browser;
 pub mod cluster;
 pub mod pages;
 pub mod proxy;
+pub mod raw;
 pub mod services;
 
 // A client following one game with an exact replica.

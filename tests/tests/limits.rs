@@ -108,6 +108,55 @@ async fn message_rate_limit() {
     game_unharmed(&mut red, &mut black).await;
 }
 
+/// A client that sends a burst far over the limit before it reads anything still learns
+/// why it is closed: the server reads and drops its input for a moment after the close
+/// frame (before, the socket closed with that input unread, the kernel reset the
+/// connection, and the reset threw away the error and the close frame at the client).
+#[tokio::test]
+async fn a_flood_is_told_abuse_and_closed_not_reset() {
+    use tamsk_tests::raw;
+    // The rules page's limits: 20 a second, bursts of 40, 10 strikes.
+    let server = TestServer::start_with(server::Config {
+        rate_per_sec: 20,
+        rate_burst: 40,
+        max_strikes: 10,
+        ..test_config()
+    })
+    .await;
+    // A guest says hello, then sends 300 pings in one write and reads nothing meanwhile.
+    let hello = raw::text_frame(br#"{"type":"hello","version":1,"guest":true}"#);
+    let mut s = raw::connect_with(server.addr, &hello).await;
+    let (_, welcome) = raw::read_first_frame(&mut s).await;
+    assert!(String::from_utf8_lossy(&welcome).contains("guest_welcome"));
+    let burst: Vec<u8> = (0..300)
+        .flat_map(|_| raw::text_frame(br#"{"type":"ping"}"#))
+        .collect();
+    tokio::io::AsyncWriteExt::write_all(&mut s, &burst)
+        .await
+        .unwrap();
+    // It reads only once the server is done with the connection (the reset, before,
+    // came then and took what it had not read yet).
+    within("the connection's end", async {
+        while metric(server.addr, "tamsk_connections").await > 0.0 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    let (frames, code) = within("the close", raw::read_until_close(&mut s, true)).await;
+    let errors: Vec<String> = frames
+        .iter()
+        .filter_map(|(_, p)| serde_json::from_slice::<serde_json::Value>(p).ok())
+        .filter(|m| m["type"] == "error")
+        .map(|m| m["code"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        errors.last().map(String::as_str),
+        Some("abuse"),
+        "{errors:?}"
+    );
+    assert_eq!(code, 1008);
+}
+
 /// Reads rate-limit errors and pongs until the `abuse` error, then expects the close.
 async fn expect_abuse_close(c: &mut Client) {
     loop {

@@ -97,55 +97,15 @@ async fn a_connection_that_never_says_hello_is_closed() {
 /// ends with the frame before the idle timer was ever looked at.
 #[tokio::test]
 async fn a_client_silent_after_a_pipelined_hello_is_closed() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let server = idle_server().await;
-    let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    let mut out =
-        b"GET /ws HTTP/1.1\r\nHost: test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-        Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-            .to_vec();
     let hello = br#"{"type":"hello","version":1,"name":"Pipelined"}"#;
-    let mask = [7u8, 1, 9, 3];
-    // A final, masked text frame (a client's frames are masked).
-    out.extend([0x81, 0x80 | hello.len() as u8]);
-    out.extend(mask);
-    out.extend(hello.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
-    s.write_all(&out).await.unwrap();
-
+    let mut s =
+        tamsk_tests::raw::connect_with(server.addr, &tamsk_tests::raw::text_frame(hello)).await;
     // Everything the server sends, until its close frame.
-    let close_code = within("the idle close", async {
-        let mut got = Vec::new();
-        let mut buf = [0u8; 4096];
-        loop {
-            let n = s.read(&mut buf).await.unwrap();
-            assert!(n > 0, "closed without a close frame: {got:?}");
-            got.extend(&buf[..n]);
-            let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") else {
-                continue;
-            };
-            assert!(got.starts_with(b"HTTP/1.1 101"), "{got:?}");
-            let mut at = end + 4;
-            // The server's frames are unmasked: opcode, length (7, 16 or 64 bits), payload.
-            while at + 2 <= got.len() {
-                let (opcode, len7) = (got[at] & 0x0f, (got[at + 1] & 0x7f) as usize);
-                let (len, head) = match len7 {
-                    126 if at + 4 <= got.len() => {
-                        (u16::from_be_bytes([got[at + 2], got[at + 3]]) as usize, 4)
-                    }
-                    126 | 127 => break,
-                    n => (n, 2),
-                };
-                if at + head + len > got.len() {
-                    break;
-                }
-                if opcode == 8 {
-                    let p = &got[at + head..];
-                    return u16::from_be_bytes([p[0], p[1]]);
-                }
-                at += head + len;
-            }
-        }
-    })
+    let (_, close_code) = within(
+        "the idle close",
+        tamsk_tests::raw::read_until_close(&mut s, false),
+    )
     .await;
     assert_eq!(close_code, 1008);
 }

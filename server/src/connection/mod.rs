@@ -188,13 +188,14 @@ pub fn serve(
         let _guard = guard;
         conn.run(&mut socket).await;
         Box::pin(conn.cleanup()).await;
-        hub.metrics.connections_open.fetch_sub(1, Ordering::Relaxed);
         kill.kill(CLOSE_NORMAL, "bye");
         drop(conn);
         let reason = kill.reason().expect("killed just above");
         // Boxed: this future takes the socket by value and would otherwise be a second
         // socket's room in every connection's task for its whole life.
         Box::pin(socket.close(reason)).await;
+        // Counted open until its socket is (a closing one may linger: `Socket::linger`).
+        hub.metrics.connections_open.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -281,8 +281,34 @@ impl Socket {
             .await;
         }
         self.wire.shut();
+        if reason.code >= super::CLOSE_PROTOCOL {
+            self.linger().await;
+        }
+    }
+
+    /// After closing a client that still sends (a flood, a breach), reads and drops what
+    /// it sends until it closes its side, [`LINGER`] or [`LINGER_BYTES`] at most. A socket
+    /// closed with unread input resets the connection, and the reset throws away, at the
+    /// client, the error and the close frame telling it why (a client flooding the server
+    /// got a bare `Connection reset by peer`).
+    async fn linger(mut self) {
+        use tokio::io::AsyncReadExt;
+        let deadline = Instant::now() + LINGER;
+        let mut buf = vec![0u8; 16 * 1024];
+        let mut drained = 0;
+        while drained < LINGER_BYTES {
+            match tokio::time::timeout_at(deadline, self.ws.get_mut().read(&mut buf)).await {
+                Ok(Ok(n)) if n > 0 => drained += n,
+                _ => return,
+            }
+        }
     }
 }
+
+/// How long a closed client's input is read and dropped at most (see [`Socket::linger`]).
+const LINGER: Duration = Duration::from_secs(2);
+/// How much of it at most.
+const LINGER_BYTES: usize = 1 << 20;
 
 /// However the connection's task ends (a panic included), the socket's write side is shut
 /// and every sender finds the wire closed (games then drop the connection's peer).
