@@ -215,7 +215,7 @@ impl App {
                     "Tournament {} {}",
                     clean(&tournament),
                     if cancelled {
-                        "was cancelled (too few players)"
+                        "was cancelled (by its creator, or too few players at its start)"
                     } else {
                         "is over: `tamsk tournament show ID` has the standings"
                     }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 use protocol::bot::BotLevel;
-use protocol::settings::{Level, Settings};
+use protocol::settings::{Level, PartialSettings, Settings};
 use protocol::wire::ClientMessage;
 use tamsk_client::app::{App, Find, Mode};
 use tamsk_client::config::{self, Config, DEFAULT_SERVER};
@@ -121,7 +121,7 @@ enum Command {
         #[arg(long, value_name = "NAME")]
         tc: Option<String>,
     },
-    /// Swiss tournaments: create, join, withdraw, show.
+    /// Swiss tournaments: create, join, withdraw, cancel, show.
     Tournament {
         #[command(subcommand)]
         action: TournamentAction,
@@ -186,14 +186,18 @@ enum TournamentAction {
         /// When it starts: 90s, 10m (default 60 s).
         #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
         starts_in: Option<u64>,
-        /// The games' settings as JSON instead (e.g. '{"level":3,"game_clock":{"main_ms":600000}}').
+        /// The games' settings as JSON: the fields given change the control's (e.g.
+        /// '{"game_clock":{"main_ms":600000}}'; a tournament whose settings are not the
+        /// control's cannot be rated).
         #[arg(long, value_name = "JSON")]
         settings: Option<String>,
     },
     /// Join a tournament (before it starts, or from its next round).
     Join { id: String },
-    /// Withdraw from a tournament: you are paired no more.
+    /// Withdraw from a tournament: you are paired no more (you cannot join it again).
     Withdraw { id: String },
+    /// Cancel a tournament you created, before it starts: its players are told.
+    Cancel { id: String },
     /// Standings (score, Buchholz, Sonneborn-Berger), and pairings and results by round.
     Show { id: String },
 }
@@ -361,7 +365,11 @@ fn main() -> ExitCode {
                     starts_in,
                     settings,
                 } => {
-                    let settings = match settings.as_deref().map(serde_json::from_str::<Settings>) {
+                    // Sent as given: the server fills the rest from the control's.
+                    let settings = match settings
+                        .as_deref()
+                        .map(serde_json::from_str::<PartialSettings>)
+                    {
                         None => None,
                         Some(Ok(s)) => Some(s),
                         Some(Err(e)) => {
@@ -381,6 +389,9 @@ fn main() -> ExitCode {
                     tournament: id.clone(),
                 },
                 TournamentAction::Withdraw { id } => ClientMessage::TournamentWithdraw {
+                    tournament: id.clone(),
+                },
+                TournamentAction::Cancel { id } => ClientMessage::TournamentCancel {
                     tournament: id.clone(),
                 },
             };

@@ -1,6 +1,6 @@
-//! `tamsk tournament create|join|withdraw|show` and `tamsk tournaments`: creating and
-//! joining over the websocket (as the player the config file remembers, or a new one),
-//! showing over the HTTP API.
+//! `tamsk tournament create|join|withdraw|cancel|show` and `tamsk tournaments`: creating,
+//! joining and cancelling over the websocket (as the player the config file remembers, or
+//! a new one), showing over the HTTP API.
 
 use std::path::Path;
 use std::time::Duration;
@@ -85,6 +85,15 @@ pub async fn ask(asker: &mut Asker<'_>, msg: &ClientMessage) -> Result<LobbyMess
                     let _ = ws.close(None).await;
                     return Ok(m);
                 }
+                // The answer to a cancel (another tournament of ours may end meanwhile).
+                ServerFrame::Lobby(
+                    m @ LobbyMessage::TournamentFinished {
+                        cancelled: true, ..
+                    },
+                ) if sent && cancels(msg, &m) => {
+                    let _ = ws.close(None).await;
+                    return Ok(m);
+                }
                 _ => {}
             }
         }
@@ -93,6 +102,17 @@ pub async fn ask(asker: &mut Asker<'_>, msg: &ClientMessage) -> Result<LobbyMess
     tokio::time::timeout(TIMEOUT, fut)
         .await
         .map_err(|_| io("no answer from the server in time".into()))?
+}
+
+/// Whether `answer` answers `msg`, a cancel of that tournament.
+fn cancels(msg: &ClientMessage, answer: &LobbyMessage) -> bool {
+    matches!(
+        (msg, answer),
+        (
+            ClientMessage::TournamentCancel { tournament },
+            LobbyMessage::TournamentFinished { tournament: t, .. },
+        ) if t == tournament
+    )
 }
 
 async fn send(
@@ -120,7 +140,7 @@ fn remember(asker: &mut Asker<'_>, account: Account) {
     }
 }
 
-/// Prints the answer to a create, join or withdraw.
+/// Prints the answer to a create, join, withdraw or cancel.
 pub fn answered(got: Result<LobbyMessage, (String, u8)>, json: bool) -> u8 {
     match got {
         Ok(m) => {
@@ -152,6 +172,10 @@ pub fn answered(got: Result<LobbyMessage, (String, u8)>, json: bool) -> u8 {
                 LobbyMessage::TournamentWithdrawn { tournament } => {
                     println!("You withdrew from tournament {}", clean(&tournament))
                 }
+                LobbyMessage::TournamentFinished { tournament, .. } => println!(
+                    "You cancelled tournament {}: its players are told",
+                    clean(&tournament)
+                ),
                 _ => {}
             }
             0

@@ -2,6 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod partial;
+use partial::SettingsSpec;
+pub use partial::{PartialSettings, DEFAULT_LEVEL};
+
 /// Rules level: 1 no time rules, 2 hourglasses run, 3 hourglasses and the 15-second timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "u8", into = "u8")]
@@ -451,7 +455,7 @@ fn settings_schema(
     SchemaObject {
         metadata: Some(Box::new(Metadata {
             description: Some(if player {
-                "The settings a player chooses: any subset; what is left out takes the level's default. abort_ms and late_release_ms are fixed by the rules page and refused here (fixed_setting).".into()
+                "The settings a player chooses: any subset; what is left out takes the level's default (in tournament_create, the named control's). abort_ms and late_release_ms are fixed by the rules page and refused here (fixed_setting).".into()
             } else {
                 "Everything fixed when a game is created, as the server states it (every field).".into()
             }),
@@ -519,58 +523,6 @@ pub struct SettingsError {
     pub value: u64,
     pub min: u64,
     pub max: u64,
-}
-
-/// The JSON form of [`Settings`]: everything but the level may be left out. `game_clock`
-/// and `turn_limit_ms` may be `null` to switch them off.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SettingsSpec {
-    #[serde(default = "default_level")]
-    level: Level,
-    setup: Option<Setup>,
-    hourglass_ms: Option<u64>,
-    neutral_ms: Option<u64>,
-    drop_grace_ms: Option<u64>,
-    full_socket: Option<FullSocket>,
-    #[serde(default, deserialize_with = "explicit")]
-    game_clock: Option<Option<GameClock>>,
-    #[serde(default, deserialize_with = "explicit")]
-    turn_limit_ms: Option<Option<u64>>,
-    abort_ms: Option<u64>,
-    late_release_ms: Option<u64>,
-}
-
-fn default_level() -> Level {
-    Level::Three
-}
-
-/// Tells a missing field (outer `None`) from an explicit `null` (`Some(None)`).
-fn explicit<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
-}
-
-impl TryFrom<SettingsSpec> for Settings {
-    type Error = SettingsError;
-    fn try_from(spec: SettingsSpec) -> Result<Settings, SettingsError> {
-        let base = Settings::level(spec.level);
-        let settings = Settings {
-            level: spec.level,
-            setup: spec.setup.unwrap_or(base.setup),
-            hourglass_ms: spec.hourglass_ms.unwrap_or(base.hourglass_ms),
-            neutral_ms: spec.neutral_ms.unwrap_or(base.neutral_ms),
-            drop_grace_ms: spec.drop_grace_ms.unwrap_or(base.drop_grace_ms),
-            full_socket: spec.full_socket.unwrap_or(base.full_socket),
-            game_clock: spec.game_clock.unwrap_or(base.game_clock),
-            turn_limit_ms: spec.turn_limit_ms.unwrap_or(base.turn_limit_ms),
-            abort_ms: spec.abort_ms.unwrap_or(base.abort_ms),
-            late_release_ms: spec.late_release_ms.unwrap_or(base.late_release_ms),
-        };
-        settings.validate()?;
-        Ok(settings)
-    }
 }
 
 #[cfg(test)]

@@ -161,7 +161,8 @@ pub enum ClientMessage {
     /// Creates a Swiss tournament of `rounds` rounds at the named time control `tc`
     /// (Level 3, with a 20-minute game clock each unless `settings` are given). It starts
     /// `starts_in_ms` from now (default 60 s). Answer
-    /// [`LobbyMessage::TournamentCreated`].
+    /// [`LobbyMessage::TournamentCreated`]. A player has at most 3 upcoming or running
+    /// tournaments of his own.
     TournamentCreate {
         rounds: u32,
         tc: crate::rating::TimeControl,
@@ -170,22 +171,22 @@ pub enum ClientMessage {
         rated: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         starts_in_ms: Option<u64>,
-        /// The games' settings instead of the control's (partial JSON takes the level's
-        /// defaults).
-        #[serde(
-            default,
-            skip_serializing_if = "Option::is_none",
-            serialize_with = "crate::settings::player_form_opt"
-        )]
+        /// The games' settings: the fields given change the control's (at the level
+        /// given, Level 3 by default, with the 20-minute game clock).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         #[schemars(with = "Option<crate::settings::PlayerSettings>")]
-        settings: Option<Settings>,
+        settings: Option<crate::settings::PartialSettings>,
     },
     /// Joins a tournament (before it starts, or while it runs: from its next round).
     /// Answer [`LobbyMessage::TournamentJoined`]; each round then brings a snapshot of
-    /// one's game (or a bye) and [`LobbyMessage::TournamentRound`].
+    /// one's game (or a bye) and [`LobbyMessage::TournamentRound`]. A withdrawal is
+    /// final: no joining again.
     TournamentJoin { tournament: String },
     /// Withdraws from a tournament: paired no more (a game in progress goes on).
     TournamentWithdraw { tournament: String },
+    /// Cancels a tournament one created, before it starts. The answer, and the message to
+    /// each of its players, is [`LobbyMessage::TournamentFinished`] with `cancelled`.
+    TournamentCancel { tournament: String },
 }
 
 /// An open seek's id.
@@ -361,7 +362,8 @@ pub enum LobbyMessage {
         game: Option<GameId>,
     },
     /// To each player of a tournament: it is over (`GET /api/tournaments/{id}` has the
-    /// standings), or `cancelled` (too few players when it was to start).
+    /// standings), or `cancelled` (too few players when it was to start, or cancelled
+    /// by its creator: the answer to his `tournament_cancel`).
     TournamentFinished {
         tournament: String,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]

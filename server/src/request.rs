@@ -14,7 +14,7 @@ use crate::Config;
 mod hot;
 
 /// The `type` tags a client may send; anything else is `unknown_message`.
-pub const CLIENT_TYPES: [&str; 27] = [
+pub const CLIENT_TYPES: [&str; 28] = [
     "hello",
     "seek",
     "cancel_seek",
@@ -42,6 +42,7 @@ pub const CLIENT_TYPES: [&str; 27] = [
     "tournament_create",
     "tournament_join",
     "tournament_withdraw",
+    "tournament_cancel",
 ];
 
 /// A refused message: its error code and the message for people.

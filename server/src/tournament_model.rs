@@ -3,7 +3,7 @@
 
 use protocol::api::{PairingView, RoundView, StandingRow, TournamentDetail, TournamentSummary};
 use protocol::rating::TimeControl;
-use protocol::settings::Settings;
+use protocol::settings::{PartialSettings, Settings};
 use protocol::wire::GameId;
 
 use crate::swiss::{self, Entrant, GameResult, Round};
@@ -15,7 +15,8 @@ pub struct CreateRequest {
     pub tc: TimeControl,
     pub rated: bool,
     pub starts_in_ms: Option<u64>,
-    pub settings: Option<Settings>,
+    /// The fields the creator gave, over the control's settings.
+    pub settings: Option<PartialSettings>,
 }
 
 /// The result of a tournament's game, as its runner records it (and as a node tells the
@@ -34,6 +35,8 @@ pub enum TournamentOp {
     Create(CreateRequest),
     Join(String),
     Withdraw(String),
+    /// Its creator cancels it before it starts.
+    Cancel(String),
 }
 
 impl TournamentOp {
@@ -56,6 +59,7 @@ impl TournamentOp {
             }),
             M::TournamentJoin { tournament } => TournamentOp::Join(tournament),
             M::TournamentWithdraw { tournament } => TournamentOp::Withdraw(tournament),
+            M::TournamentCancel { tournament } => TournamentOp::Cancel(tournament),
             _ => return None,
         })
     }

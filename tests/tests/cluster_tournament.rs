@@ -44,7 +44,7 @@ async fn tournament_of_four(
             tc: protocol::rating::TimeControl::Blitz,
             rated: false,
             starts_in_ms: Some(2_500),
-            settings: Some(settings),
+            settings: Some(settings.into()),
         })
         .await;
     let id = match director.recv_lobby().await {
@@ -201,4 +201,51 @@ async fn a_tournament_goes_on_when_its_leader_dies_during_a_round() {
         assert!(first.contains(&games[0]), "{games:?} {first:?}");
         assert!(second.contains(&games[1]), "{games:?} {second:?}");
     }
+}
+
+/// `tournament_cancel` across nodes: the lobby's leader (`a`) runs the tournaments, so a
+/// cancel sent on another node goes to it like the other tournament messages. The
+/// director on `b` cancels his tournament, which a player on `c` joined: both are told,
+/// and it is stored as cancelled; another player's cancel, sent on `c`, is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tournament_is_cancelled_by_its_creator_from_another_node() {
+    let Some((nats, db)) = services().await else {
+        return;
+    };
+    let [_a, b, c] = three_nodes(&db, &nats).await;
+    let mut director = Client::new_player_at(b.addr, "Director").await;
+    director
+        .send_raw(r#"{"type":"tournament_create","rounds":2,"tc":"blitz","starts_in_ms":600000}"#)
+        .await;
+    let id = match director.recv_lobby().await {
+        LobbyMessage::TournamentCreated { tournament, .. } => tournament,
+        other => panic!("expected tournament_created, got {other:?}"),
+    };
+    let cancel = format!(r#"{{"type":"tournament_cancel","tournament":"{id}"}}"#);
+    let mut player = Client::new_player_at(c.addr, "Player").await;
+    player
+        .send(&ClientMessage::TournamentJoin {
+            tournament: id.clone(),
+        })
+        .await;
+    assert!(matches!(
+        player.recv_lobby().await,
+        LobbyMessage::TournamentJoined { .. }
+    ));
+    player.send_raw(&cancel).await;
+    player.expect_error("not_creator").await;
+    director.send_raw(&cancel).await;
+    for c in [&mut director, &mut player] {
+        match c.recv_lobby().await {
+            LobbyMessage::TournamentFinished {
+                tournament,
+                cancelled: true,
+            } => assert_eq!(tournament, id),
+            other => panic!("expected tournament_finished, cancelled, got {other:?}"),
+        }
+    }
+    let detail = get_json(c.addr, &format!("/api/tournaments/{id}")).await;
+    assert_eq!(detail["state"], "cancelled", "{detail}");
+    director.send_raw(&cancel).await;
+    director.expect_error("unknown_tournament").await;
 }

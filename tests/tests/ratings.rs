@@ -217,6 +217,15 @@ async fn the_api_refuses_bad_input_clearly() {
     let r = http_get(server.addr, "/api/leaderboard?limit=3", None).await;
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["error"], "unknown_parameter");
+    // The names as documented, in lower case, as the websocket takes them (`Blitz` was
+    // accepted over HTTP and refused by `tournament_create`).
+    for tc in ["Blitz", "BLITZ", "%20blitz", ""] {
+        let r = http_get(server.addr, &format!("/api/leaderboard?tc={tc}"), None).await;
+        assert_eq!(r.status, 400, "{tc}");
+        assert_eq!(r.json()["error"], "bad_tc", "{tc}");
+    }
+    let board = get_json(server.addr, "/api/leaderboard?tc=blitz").await;
+    assert_eq!(board["tc"], "blitz");
     let r = http_get(server.addr, "/api/players/Nobody", None).await;
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["error"], "unknown_player");
@@ -297,4 +306,39 @@ async fn rated_quick_match_pairs_once_the_range_has_widened() {
         ServerMessage::Snapshot(_)
     ));
     server.stop().await;
+}
+
+/// docs/API.md's example of a first rated game (D7): a first win from 1500 (deviation
+/// 500, volatility 0.09) against 1500 (500) with τ 0.75 is what the server's Glicko-2
+/// gives (it showed 1662 / 290, which these parameters cannot give), and its game ids are
+/// game ids (UUIDs).
+#[test]
+fn the_api_doc_shows_a_first_win_as_the_server_rates_it() {
+    let new = server::glicko::Rated::default();
+    let (winner, loser) = server::glicko::update(&new, &new, 1.0);
+    let (w, l) = (winner.shown(), loser.shown());
+    assert_eq!((w.rating, w.deviation, w.provisional), (1742, 397, true));
+    assert_eq!((l.rating, l.deviation), (1258, 397));
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/API.md"))
+        .expect("docs/API.md");
+    let shown = format!(
+        r#"{{"rating": {}, "deviation": {}, "provisional": true}}"#,
+        w.rating, w.deviation
+    );
+    assert!(doc.contains(&shown), "API.md shows a rating as {shown}");
+    let history = format!(
+        r#""before": 1500, "after": {}, "deviation": {}"#,
+        w.rating, w.deviation
+    );
+    assert!(doc.contains(&history), "API.md's history: {history}");
+    assert!(!doc.contains("1662"), "no other first-win figure");
+    let ids: Vec<&str> = doc
+        .split(r#""game": ""#)
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect();
+    assert!(ids.len() >= 2, "{ids:?}");
+    for id in ids {
+        assert!(id.parse::<protocol::wire::GameId>().is_ok(), "{id:?}");
+    }
 }

@@ -15,6 +15,9 @@ use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Row};
 use tamsk_tests::*;
 
+#[path = "tournament/commands.rs"]
+mod commands;
+
 /// Test speeds with a short game clock on top: every game is over within seconds.
 fn fast() -> Settings {
     Settings {
@@ -38,7 +41,7 @@ async fn create(server: &TestServer, rounds: u32, starts_in_ms: u64) -> (Client,
         tc: TimeControl::Blitz,
         rated: false,
         starts_in_ms: Some(starts_in_ms),
-        settings: Some(fast()),
+        settings: Some(fast().into()),
     })
     .await;
     match td.recv_lobby().await {
@@ -208,7 +211,7 @@ async fn bad_tournament_requests_are_refused_clearly() {
     p.send(&create(0, false, None)).await;
     assert!(p.expect_error("bad_tournament").await.contains("rounds"));
     // Rated needs the named control's settings.
-    p.send(&create(3, true, Some(fast()))).await;
+    p.send(&create(3, true, Some(fast().into()))).await;
     assert!(p.expect_error("bad_tournament").await.contains("rapid"));
     p.send(&ClientMessage::TournamentJoin {
         tournament: "nope".into(),
@@ -288,7 +291,7 @@ async fn two_player_tournament(
         tc: TimeControl::Standard,
         rated: false,
         starts_in_ms: Some(400),
-        settings: Some(slow()),
+        settings: Some(slow().into()),
     })
     .await;
     let LobbyMessage::TournamentCreated { tournament: id, .. } = td.recv_lobby().await else {

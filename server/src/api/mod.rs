@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 use axum::{Json, Router};
 use protocol::rating::TimeControl;
 
@@ -16,13 +16,48 @@ use crate::hub::Hub;
 
 mod tournaments;
 
-/// The API's routes, merged into the server's router.
+/// The API's routes, merged into the server's router. A path under `/api/` that is none
+/// of them (nor one of the pages' JSON, [`crate::web`]) is [`not_found`].
 pub fn routes() -> Router<Arc<Hub>> {
     Router::new()
         .route("/api/leaderboard", get(leaderboard))
         .route("/api/players/{name}", get(player))
         .route("/api/tournaments", get(tournaments::list))
         .route("/api/tournaments/{id}", get(tournaments::show))
+        .route("/api", any(not_found))
+        .route("/api/", any(not_found))
+        .route("/api/{*rest}", any(not_found))
+}
+
+/// The paths of the API, as a refusal lists them.
+const PATHS: &str = "/api/leaderboard, /api/players/{name}, /api/tournaments, \
+                     /api/tournaments/{id}, /api/lobby, /api/games/{id}/replay";
+
+/// Any path under `/api/` that the API does not have: 404 `not_found`, in JSON as every
+/// other answer of the API.
+async fn not_found(uri: Uri) -> Response {
+    problem(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!(
+            "there is no {:?} in the API; its paths: {PATHS}",
+            uri.path().chars().take(100).collect::<String>()
+        ),
+    )
+}
+
+/// A time control by its name as documented (`classical`, `standard`, `rapid`, `blitz`:
+/// lower case, as the websocket takes it); else the message of `bad_tc`.
+fn time_control(name: &str) -> Result<TimeControl, String> {
+    TimeControl::ALL
+        .into_iter()
+        .find(|tc| tc.name() == name)
+        .ok_or_else(|| {
+            format!(
+                "unknown time control {:?}: classical, standard, rapid or blitz (in lower case)",
+                name.chars().take(40).collect::<String>()
+            )
+        })
 }
 
 /// An error answer.
@@ -47,10 +82,14 @@ pub fn unavailable(e: anyhow::Error) -> Response {
 /// The refusal of any parameter not in `known`.
 pub fn unknown_parameter(params: &HashMap<String, String>, known: &[&str]) -> Option<Response> {
     let k = params.keys().find(|k| !known.contains(&k.as_str()))?;
+    let k: String = k.chars().take(40).collect();
     Some(problem(
         StatusCode::BAD_REQUEST,
         "unknown_parameter",
-        format!("unknown parameter {k:?}: use {}", known.join(", ")),
+        match known {
+            [] => format!("unknown parameter {k:?}: this path takes none"),
+            _ => format!("unknown parameter {k:?}: use {}", known.join(", ")),
+        },
     ))
 }
 
@@ -62,7 +101,7 @@ async fn leaderboard(
     if let Some(r) = unknown_parameter(&params, &["tc"]) {
         return r;
     }
-    let tc = match params.get("tc").map(|t| TimeControl::parse(t)) {
+    let tc = match params.get("tc").map(|t| time_control(t)) {
         None => TimeControl::Standard,
         Some(Ok(tc)) => tc,
         Some(Err(message)) => return problem(StatusCode::BAD_REQUEST, "bad_tc", message),

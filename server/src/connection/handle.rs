@@ -171,7 +171,8 @@ impl Conn {
             }
             msg @ (ClientMessage::TournamentCreate { .. }
             | ClientMessage::TournamentJoin { .. }
-            | ClientMessage::TournamentWithdraw { .. }) => {
+            | ClientMessage::TournamentWithdraw { .. }
+            | ClientMessage::TournamentCancel { .. }) => {
                 let op = TournamentOp::of(&msg).expect("a tournament message");
                 let creates = matches!(op, TournamentOp::Create(_));
                 if creates && self.new_game_seeker(me.clone(), false).is_none() {

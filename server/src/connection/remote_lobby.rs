@@ -63,7 +63,8 @@ impl Conn {
             }
             msg @ (ClientMessage::TournamentCreate { .. }
             | ClientMessage::TournamentJoin { .. }
-            | ClientMessage::TournamentWithdraw { .. }) => {
+            | ClientMessage::TournamentWithdraw { .. }
+            | ClientMessage::TournamentCancel { .. }) => {
                 let op = TournamentOp::of(&msg).expect("a tournament message");
                 let creates = matches!(op, TournamentOp::Create(_));
                 (LobbyOp::Tournament(op), creates)

@@ -1,11 +1,12 @@
-//! Swiss tournaments: created and joined over the websocket, run by the server. The
-//! runner task starts a tournament at its time, pairs each round ([`crate::swiss`]),
-//! seats both players of every pairing and starts the game itself, counts a no-show (no
-//! first move within the abort bound) as a loss, and pairs the next round when the last
-//! game of a round is over (it hears of games through the game-over events). Every change
-//! is written to the database before it goes on: after a restart, the tournaments in
-//! progress go on ([`Tournaments::resume`]), a game the restart cut off being played
-//! again.
+//! Swiss tournaments: created, joined, withdrawn from and cancelled over the websocket
+//! ([`commands`]), run by the server. The runner task starts a tournament at its time,
+//! pairs each round ([`crate::swiss`]), seats both players of every pairing and starts
+//! the game itself, counts a no-show (no first move within the abort bound) as a loss,
+//! and pairs the next round when the last game of a round is over (it hears of games
+//! through the game-over events). Every change is written to the database before it goes
+//! on: after a restart, the tournaments in progress go on ([`Tournaments::resume`]); a
+//! game the restart cut off goes on where it was (the server resumes its live games), or
+//! with `--resume-games false`, aborted, is played again.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -13,7 +14,7 @@ use std::time::Duration;
 
 use protocol::game::Player;
 use protocol::rating::TimeControl;
-use protocol::settings::{GameClock, Level, Settings};
+use protocol::settings::{GameClock, Settings};
 use protocol::wire::{GameId, LobbyMessage};
 use tokio::sync::{mpsc, Mutex, Notify};
 
@@ -24,7 +25,9 @@ use crate::lobby::Refusal;
 use crate::peer::{PlayerRec, Seeker};
 use crate::swiss::{self, Entrant, GameResult};
 
+mod commands;
 mod runner;
+pub use commands::{default_settings, tournament_settings};
 pub use runner::spawn_runner;
 
 pub use crate::tournament_model::{
@@ -33,6 +36,8 @@ pub use crate::tournament_model::{
 
 /// Tournaments not over at once.
 pub const MAX_LIVE: usize = 64;
+/// Tournaments not over that one player created.
+pub const MAX_OWN: usize = 3;
 /// Players in one tournament.
 pub const MAX_PLAYERS: usize = 256;
 /// Rounds of one tournament.
@@ -52,56 +57,7 @@ pub struct Tournaments {
     changed: Arc<Notify>,
 }
 
-fn refusal(code: &'static str, message: impl Into<String>) -> Refusal {
-    (code, message.into())
-}
-
-fn storage_failed(e: anyhow::Error) -> Refusal {
-    tracing::error!(error = %e, "storing a tournament failed");
-    refusal(
-        "server_busy",
-        "the tournament cannot be stored now: try again",
-    )
-}
-
-/// The settings of a tournament at `tc`: Level 3 with the game clock of tournament play.
-pub fn default_settings(tc: TimeControl) -> Settings {
-    Settings {
-        game_clock: Some(GameClock {
-            main_ms: GAME_CLOCK_MS,
-            increment_ms: 0,
-        }),
-        ..tc.settings(Level::Three)
-    }
-}
-
 impl Tournaments {
-    /// Serves `op` for `player`: the answer to send him, or the refusal.
-    pub async fn serve(
-        &self,
-        hub: &Arc<Hub>,
-        player: &PlayerRec,
-        op: TournamentOp,
-    ) -> Result<LobbyMessage, Refusal> {
-        Ok(match op {
-            TournamentOp::Create(request) => {
-                let (tournament, starts_ms) = self.create(hub, player, request).await?;
-                LobbyMessage::TournamentCreated {
-                    tournament,
-                    starts_ms,
-                }
-            }
-            TournamentOp::Join(tournament) => {
-                self.join(hub, player, &tournament).await?;
-                LobbyMessage::TournamentJoined { tournament }
-            }
-            TournamentOp::Withdraw(tournament) => {
-                self.withdraw(hub, player, &tournament).await?;
-                LobbyMessage::TournamentWithdrawn { tournament }
-            }
-        })
-    }
-
     /// This node no longer runs the tournaments (it stopped leading the lobby of several
     /// nodes): they are forgotten here, and the next leader takes them up from the
     /// database.
@@ -110,156 +66,9 @@ impl Tournaments {
         self.changed.notify_one();
     }
 
-    /// Creates a tournament: its id and start time.
-    pub async fn create(
-        &self,
-        hub: &Arc<Hub>,
-        by: &PlayerRec,
-        req: CreateRequest,
-    ) -> Result<(String, u64), Refusal> {
-        if !(1..=MAX_ROUNDS).contains(&req.rounds) {
-            return Err(refusal(
-                "bad_tournament",
-                format!("rounds must be 1 to {MAX_ROUNDS}, not {}", req.rounds),
-            ));
-        }
-        let starts_in = req.starts_in_ms.unwrap_or(DEFAULT_STARTS_IN_MS);
-        if starts_in > MAX_STARTS_IN_MS {
-            return Err(refusal(
-                "bad_tournament",
-                "a tournament starts within 7 days of its creation",
-            ));
-        }
-        let settings = crate::request::fixed(
-            req.settings.unwrap_or_else(|| default_settings(req.tc)),
-            &hub.config,
-        );
-        if let Err(e) = settings.validate() {
-            return Err(refusal("bad_settings", e.to_string()));
-        }
-        if req.rated && TimeControl::of(&settings) != Some(req.tc) {
-            return Err(refusal(
-                "bad_tournament",
-                format!(
-                    "a rated tournament plays the {} control: these settings are not it (leave --settings out, or make it casual)",
-                    req.tc
-                ),
-            ));
-        }
-        let mut live = self.live.lock().await;
-        if live.len() >= MAX_LIVE {
-            return Err(refusal(
-                "too_many_tournaments",
-                format!("at most {MAX_LIVE} tournaments may wait or run at once"),
-            ));
-        }
-        let now = unix_ms();
-        let t = Tournament {
-            id: uuid::Uuid::now_v7().simple().to_string()[20..].to_string(),
-            created_by: by.id.clone(),
-            rounds: req.rounds,
-            tc: req.tc,
-            settings,
-            rated: req.rated,
-            starts_ms: now + starts_in,
-            state: TState::Upcoming,
-            players: Vec::new(),
-            played: Vec::new(),
-            games: Vec::new(),
-            created_ms: now,
-        };
-        hub.store
-            .insert_tournament(&t)
-            .await
-            .map_err(storage_failed)?;
-        let answer = (t.id.clone(), t.starts_ms);
-        tracing::info!(tournament = %t.id, rounds = t.rounds, tc = %t.tc, "tournament created");
-        live.insert(t.id.clone(), t);
-        drop(live);
-        self.changed.notify_one();
-        Ok(answer)
-    }
-
-    /// `player` joins tournament `id`: from round 1 before it starts, else from the next.
-    pub async fn join(&self, hub: &Arc<Hub>, player: &PlayerRec, id: &str) -> Result<(), Refusal> {
-        let mut live = self.live.lock().await;
-        let Some(t) = live.get_mut(id) else {
-            return Err(unknown(id));
-        };
-        if t.players.iter().any(|p| p.entrant.id == player.id) {
-            return Err(refusal(
-                "already_joined",
-                format!("you have already joined tournament {id}"),
-            ));
-        }
-        if t.players.len() >= MAX_PLAYERS {
-            return Err(refusal(
-                "tournament_full",
-                format!("tournament {id} has its {MAX_PLAYERS} players"),
-            ));
-        }
-        if t.played.len() as u32 >= t.rounds {
-            return Err(refusal(
-                "tournament_over",
-                format!("tournament {id} plays its last round"),
-            ));
-        }
-        let rating = player
-            .ratings
-            .lock()
-            .expect("ratings lock")
-            .get(t.tc)
-            .glicko
-            .rating;
-        let p = TPlayer {
-            entrant: Entrant {
-                id: player.id.clone(),
-                rating,
-                joined: t.played.len() as u32 + 1,
-                withdrawn: false,
-            },
-            name: player.name.clone(),
-        };
-        hub.store
-            .insert_tournament_player(id, &p, unix_ms())
-            .await
-            .map_err(storage_failed)?;
-        t.players.push(p);
-        Ok(())
-    }
-
-    /// `player` withdraws from tournament `id`: he is paired no more.
-    pub async fn withdraw(
-        &self,
-        hub: &Arc<Hub>,
-        player: &PlayerRec,
-        id: &str,
-    ) -> Result<(), Refusal> {
-        let mut live = self.live.lock().await;
-        let Some(t) = live.get_mut(id) else {
-            return Err(unknown(id));
-        };
-        let Some(p) = t
-            .players
-            .iter_mut()
-            .find(|p| p.entrant.id == player.id && !p.entrant.withdrawn)
-        else {
-            return Err(refusal(
-                "not_joined",
-                format!("you are not playing in tournament {id}"),
-            ));
-        };
-        p.entrant.withdrawn = true;
-        let p = p.clone();
-        hub.store
-            .insert_tournament_player(id, &p, unix_ms())
-            .await
-            .map_err(storage_failed)?;
-        Ok(())
-    }
-
     /// The tournaments not over, from the database (at the server's start); a running
-    /// one plays again the games the restart cut off.
+    /// one starts again each game of its round that is not live (one the restart aborted,
+    /// `--resume-games false`) and has no result.
     pub async fn resume(&self, hub: &Arc<Hub>) -> anyhow::Result<()> {
         let mut live = self.live.lock().await;
         for id in hub.store.live_tournament_ids().await? {
@@ -375,15 +184,6 @@ fn finished(ev: &GameOver) -> Option<TournamentResult> {
         game: ev.game,
         result: result_of(ev)?,
     })
-}
-
-fn unknown(id: &str) -> Refusal {
-    refusal(
-        "unknown_tournament",
-        format!(
-            "there is no upcoming or running tournament {id:?}: `tamsk tournaments` lists them"
-        ),
-    )
 }
 
 /// A tournament game's result; `None` when it must be played again (the server stopped).
