@@ -21,6 +21,10 @@ const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 pub const CODE_LEN: usize = 6;
 /// Challenges one player may have waiting at once.
 pub const MAX_CHALLENGES: usize = 8;
+/// Open seeks one player may have at once, over all his connections (on one node as on
+/// several: a player with 200 connections filled `list_seeks`' 200 and hid everyone
+/// else's).
+pub const MAX_SEEKS_PER_PLAYER: usize = 4;
 
 /// A private game's code as typed (any case, spaces around), upper-cased; `bad_code` if
 /// it cannot be one.

@@ -605,3 +605,61 @@ async fn challenges_to_one_player_and_from_one_player_are_budgeted() {
     want.push(Some("too_many_challenges".into()));
     assert_eq!(results, want);
 }
+
+/// One player may have 4 seeks waiting at once over all his connections, on one node as
+/// on several (before, on one node, a player with 200 connections filled the 200 that
+/// `list_seeks` shows and hid everyone else's); a connection's new seek replaces its own.
+#[tokio::test]
+async fn a_player_has_at_most_four_seeks_waiting() {
+    let server = TestServer::start().await;
+    let first = Client::new_player(&server, "Many").await;
+    let mut conns = vec![first];
+    for _ in 0..5 {
+        let (c, _) = Client::returning(&server, &conns[0].token).await;
+        conns.push(c);
+    }
+    let mut answers = Vec::new();
+    for (i, c) in conns.iter_mut().enumerate() {
+        let settings = Settings {
+            hourglass_ms: 60_000 + i as u64 * 1_000,
+            ..Settings::blitz(Level::Two)
+        };
+        c.send(&ClientMessage::Seek {
+            settings: settings.clone(),
+            rated: None,
+        })
+        .await;
+        answers.push(match c.recv().await {
+            ServerMessage::Seeking { .. } => "seeking".to_string(),
+            ServerMessage::Error { code, .. } => code,
+            other => panic!("unexpected {other:?}"),
+        });
+    }
+    assert_eq!(
+        answers,
+        [
+            "seeking",
+            "seeking",
+            "seeking",
+            "seeking",
+            "too_many_seeks",
+            "too_many_seeks"
+        ]
+    );
+    // The first connection seeks again: its seek is replaced, not a fifth.
+    conns[0]
+        .send(&ClientMessage::Seek {
+            settings: Settings::blitz(Level::Three),
+            rated: None,
+        })
+        .await;
+    assert!(matches!(
+        conns[0].recv().await,
+        ServerMessage::Seeking { .. }
+    ));
+    conns[0].send(&ClientMessage::ListSeeks).await;
+    let LobbyMessage::Seeks { seeks } = conns[0].recv_lobby().await else {
+        panic!("seeks")
+    };
+    assert_eq!(seeks.len(), 4);
+}

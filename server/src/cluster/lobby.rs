@@ -87,8 +87,6 @@ pub use place::{SeatAt, StartHere, StartReq};
 /// `tamsk_nodes`, see `nodes`).
 pub const LOBBY_BUCKET: &str = "tamsk_lobby";
 const LEADER_KEY: &str = "leader";
-/// Open seeks one player may have in the shared lobby at once (over all his connections).
-pub const MAX_SEEKS_PER_PLAYER: usize = 4;
 /// Remote connections the leader represents at most; beyond, lobby messages are refused.
 pub const MAX_RELAYS: usize = 200_000;
 /// How long a node waits for the leader's answer.

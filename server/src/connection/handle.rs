@@ -93,6 +93,10 @@ impl Conn {
                 let Some(seeker) = self.new_game_seeker(me, false) else {
                     return;
                 };
+                if let Err(refusal) = self.hub.may_seek(&seeker.player.id, self.peer.conn) {
+                    self.refuse(refusal);
+                    return;
+                }
                 match self.hub.seek(settings.clone(), rated, seeker) {
                     SeekResult::Waiting(_) => self.send(&ServerMessage::Seeking { settings }),
                     SeekResult::Paired(id) => {

@@ -6,7 +6,7 @@ use std::sync::{Arc, Weak};
 
 use protocol::wire::{LobbyMessage, ServerMessage};
 
-use crate::cluster::lobby::{ClusterLobby, LobbyHost, LobbyOp, Outcome, MAX_SEEKS_PER_PLAYER};
+use crate::cluster::lobby::{ClusterLobby, LobbyHost, LobbyOp, Outcome};
 use crate::lobby::{Refusal, SeekResult};
 use crate::peer::{Peer, PlayerRec, Seeker};
 
@@ -68,14 +68,8 @@ impl LobbyHost for HubLobby {
                 Outcome::Done
             }
             LobbyOp::Seek { settings, rated } => {
-                if hub.seeks_of(&seeker.player.id, peer.conn) >= MAX_SEEKS_PER_PLAYER {
-                    return refuse(
-                        &peer,
-                        (
-                            "too_many_seeks",
-                            format!("at most {MAX_SEEKS_PER_PLAYER} seeks of one player may wait at once"),
-                        ),
-                    );
+                if let Err(refusal) = hub.may_seek(&seeker.player.id, peer.conn) {
+                    return refuse(&peer, refusal);
                 }
                 match hub.seek(settings.clone(), rated, seeker) {
                     SeekResult::Waiting(_) => {
@@ -202,15 +196,5 @@ impl Hub {
     /// Whether the lobby in this hub is the one to pair in (not a node's stale copy).
     pub fn lobby_is_here(&self) -> bool {
         self.cluster_lobby.get().is_none_or(|l| l.leading())
-    }
-
-    /// Open seeks of a player, but for the one of connection `conn` (which a new seek
-    /// replaces).
-    fn seeks_of(&self, player_id: &str, conn: u64) -> usize {
-        self.lobby()
-            .seeks
-            .iter()
-            .filter(|s| s.seeker.player.id == player_id && s.seeker.peer.conn != conn)
-            .count()
     }
 }

@@ -325,6 +325,24 @@ impl Hub {
         }
     }
 
+    /// Whether a player may open one more seek from connection `conn` (whose own seek, if
+    /// any, a new one replaces): at most [`MAX_SEEKS_PER_PLAYER`] at once.
+    pub fn may_seek(&self, player_id: &str, conn: u64) -> Result<(), Refusal> {
+        let others = self
+            .lobby()
+            .seeks
+            .iter()
+            .filter(|s| s.seeker.player.id == player_id && s.seeker.peer.conn != conn)
+            .count();
+        if others >= MAX_SEEKS_PER_PLAYER {
+            return Err((
+                "too_many_seeks",
+                format!("at most {MAX_SEEKS_PER_PLAYER} seeks of one player may wait at once"),
+            ));
+        }
+        Ok(())
+    }
+
     // ----- challenges -----
 
     /// Challenges the online player `to` (an id, or a name only one online player has).
