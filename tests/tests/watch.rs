@@ -116,9 +116,10 @@ async fn private_games_are_not_listed_nor_watchable() {
         panic!("expected the list of games")
     };
     assert!(games.is_empty(), "{games:?}");
-    // Watched or joined by id, it is answered as a game that does not exist is (before:
-    // a watch's answer carried the game time, `at_ms`, which only a live game has, and a
-    // join was told `not_a_player`).
+    // Whatever a stranger asks of it by id, it is answered as a game that does not exist
+    // is (before: a watch's answer carried the game time, `at_ms`, which only a live game
+    // has; a join, an act, a claim and a rematch were told `not_a_player`, a leave
+    // `not_subscribed`).
     let none = protocol::wire::GameId::now_v7();
     for game in [host.game, none] {
         for msg in [
@@ -130,6 +131,14 @@ async fn private_games_are_not_listed_nor_watchable() {
                 game,
                 after_seq: None,
             },
+            ClientMessage::Act {
+                game,
+                action: protocol::game::Action::Resign,
+            },
+            ClientMessage::ClaimAbandonment { game },
+            ClientMessage::Rematch { game },
+            ClientMessage::DeclineRematch { game },
+            ClientMessage::Leave { game },
         ] {
             nosy.send(&msg).await;
             match nosy.recv().await {
@@ -145,6 +154,13 @@ async fn private_games_are_not_listed_nor_watchable() {
                 other => panic!("expected unknown_game, got {other:?}"),
             }
         }
+    }
+    // Over HTTP too.
+    for game in [host.game, none] {
+        let stored = http_get(server.addr, &format!("/games/{game}"), None).await;
+        assert!(stored.body.starts_with("unknown_game"), "{}", stored.body);
+        let replay = http_get(server.addr, &format!("/api/games/{game}/replay"), None).await;
+        assert_eq!(replay.json()["error"], "unknown_game", "{}", replay.body);
     }
     // Its players may still come back to it.
     let mut again = Client::returning(&server, &host.client.token).await.0;

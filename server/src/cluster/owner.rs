@@ -211,6 +211,17 @@ impl Cluster {
             (None, Some(p)) => (self.resolve)(p.clone()).await,
             (None, None) => None,
         };
+        // A private game is not there for a client with no seat in it that does not follow
+        // it: whatever it asks is answered as for a game that does not exist (as on one
+        // node: `connection::handle`, `hidden`).
+        let following = self
+            .following
+            .get(&(cmd.node.clone(), cmd.conn))
+            .is_some_and(|games| games.contains(&id));
+        let hidden = handle.code.is_some() && seat.is_none() && !following;
+        if hidden && !matches!(cmd.op, Op::Watch { .. }) {
+            return refuse("unknown_game", format!("there is no live game {id}"));
+        }
         let base = self.proxy(&cmd.node, cmd.conn);
         let peer = base.replying(cmd.reply.map(Arc::new));
         let game_cmd = match cmd.op {
@@ -236,12 +247,7 @@ impl Cluster {
             Op::Watch { after_seq, code } => {
                 // A private game: for its players, those who give its code, and a
                 // watcher who already follows it (resuming after a gap).
-                let private = handle.code.is_some() && seat.is_none();
-                let following = self
-                    .following
-                    .get(&(cmd.node.clone(), cmd.conn))
-                    .is_some_and(|games| games.contains(&id));
-                if private && code != handle.code && !following {
+                if hidden && code != handle.code {
                     return refuse("unknown_game", format!("there is no live game {id}"));
                 }
                 GameCmd::Subscribe {

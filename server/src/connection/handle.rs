@@ -197,6 +197,9 @@ impl Conn {
                 }
             }
             ClientMessage::Rematch { game } => {
+                if self.hidden(game) {
+                    return self.unknown_game(game);
+                }
                 if self.hub.closed_for_new_games() {
                     self.error("shutting_down", "the server is shutting down", Some(game));
                     return;
@@ -212,6 +215,9 @@ impl Conn {
                 );
             }
             ClientMessage::DeclineRematch { game } => {
+                if self.hidden(game) {
+                    return self.unknown_game(game);
+                }
                 let player = me.expect("checked");
                 self.to_game(
                     game,
@@ -265,6 +271,9 @@ impl Conn {
                 }
             }
             ClientMessage::Leave { game } => {
+                if self.hidden(game) {
+                    return self.unknown_game(game);
+                }
                 self.games.remove(&game);
                 self.to_game(
                     game,
@@ -275,6 +284,9 @@ impl Conn {
                 );
             }
             ClientMessage::Act { game, action } => {
+                if self.hidden(game) {
+                    return self.unknown_game(game);
+                }
                 let player = me.expect("checked");
                 self.to_game(
                     game,
@@ -287,6 +299,9 @@ impl Conn {
                 );
             }
             ClientMessage::ClaimAbandonment { game } => {
+                if self.hidden(game) {
+                    return self.unknown_game(game);
+                }
                 let player = me.expect("checked");
                 self.to_game(
                     game,
@@ -363,6 +378,22 @@ impl Conn {
             }
             Err(refusal) => self.refuse(refusal),
         }
+    }
+
+    /// Whether `game` is a private game of this node that this connection may not know of:
+    /// it has no seat in it and does not follow it (a watcher with the code does). Every
+    /// message about it is then answered as for a game that does not exist, not only
+    /// `watch` and `join`: `act`, `claim_abandonment` and `rematch` said `not_a_player`
+    /// and `leave` `not_subscribed`, with the game's time. (On several nodes its owner
+    /// answers the same: `cluster::owner`.)
+    fn hidden(&self, game: GameId) -> bool {
+        let Some(h) = self.hub.games.get(&game) else {
+            return false;
+        };
+        let me = self.me.as_ref().map(|m| &m.id);
+        h.code.is_some()
+            && !self.games.contains(&game)
+            && !h.seats.iter().any(|s| Some(&s.id) == me)
     }
 
     fn unknown_game(&self, game: GameId) {

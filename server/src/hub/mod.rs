@@ -165,11 +165,13 @@ impl Hub {
 
     /// Whether a game not stored yet is being played: `Some` with the node that runs it on
     /// several nodes (this one or, by the ownership bucket, another), `Some(None)` on a
-    /// single node.
+    /// single node. A private game of this node is not (its id says nothing to a stranger);
+    /// one of another node is, the bucket knowing only its owner.
     pub async fn live_on(&self, id: GameId) -> Option<Option<String>> {
         let cluster = self.cluster.get();
-        if self.game(id).is_some() {
-            return Some(cluster.map(|c| c.node.clone()));
+        if let Some(h) = self.game(id) {
+            // A private game is not there for strangers (the protocol's `watch` says so).
+            return h.code.is_none().then(|| cluster.map(|c| c.node.clone()));
         }
         Some(Some(cluster?.owner(id).await?))
     }
