@@ -82,6 +82,9 @@ impl Violation {
     }
 }
 
+/// How soon a seat whose lag estimate just moved is pinged again (see `Socket::ping_soon`).
+const PING_AGAIN: Duration = Duration::from_secs(1);
+
 /// Refuses a connection over the per-address limit with a clear error, then closes it.
 pub async fn refuse(socket: upgrade::Socket, code: &'static str, message: &'static str) {
     let wire = socket.wire;
@@ -287,7 +290,11 @@ impl Conn {
                     // The answer to the server's own ping measures lag and is not the
                     // client's traffic (one per ping at most).
                     Message::Pong(payload) => match self.pinger.answer(&payload, received) {
-                        Some(rtt) => self.measured(rtt, received),
+                        Some(rtt) => {
+                            if self.measured(rtt, received) && self.peer.seated.any() {
+                                socket.ping_soon(PING_AGAIN);
+                            }
+                        }
                         None => {
                             let verdict = self.count_message();
                             self.rate_verdict(verdict);
@@ -315,9 +322,12 @@ impl Conn {
     }
 
     /// A round trip came back: tell the client, and every game it sits in, what changed.
-    fn measured(&mut self, rtt_ms: u64, received: Instant) {
+    /// True when the games are told a new lag (it moved by a step or more).
+    fn measured(&mut self, rtt_ms: u64, received: Instant) -> bool {
         self.lag.observe(rtt_ms);
-        let Some(lag) = self.lag.ms() else { return };
+        let Some(lag) = self.lag.ms() else {
+            return false;
+        };
         // Reported as the games publish a seat's lag: when it moved by `LAG_STEP_MS` or
         // more. At every millisecond of change four pings in five brought a frame.
         if lag_moved(self.reported_lag, lag) {
@@ -329,7 +339,8 @@ impl Conn {
         // the player sits down in later takes it from `seated`), unless a busy game
         // missed one (then the next measurement goes to all, and a game that did not miss
         // may keep a value within a step of it).
-        if lag_moved(self.told_lag, lag) {
+        let moved = lag_moved(self.told_lag, lag);
+        if moved {
             self.peer.seated.set_lag(lag);
             // Best effort: a busy game skips one measurement rather than wait, and is
             // told again at the next.
@@ -356,6 +367,7 @@ impl Conn {
         if let Some(cluster) = self.hub.cluster.get() {
             cluster.lag(self.peer.conn, lag, received);
         }
+        moved
     }
 
     /// Tells the client what it did wrong, then closes with the code RFC 6455 gives it.

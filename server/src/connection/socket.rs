@@ -236,6 +236,17 @@ impl Socket {
         Poll::Pending
     }
 
+    /// The next ping goes within `after` unless it is due sooner anyway (the lag estimate
+    /// of a seat just moved: measured again soon, it catches up with a connection that
+    /// changed in seconds, not in a minute of 5-s pings).
+    pub fn ping_soon(&mut self, after: Duration) {
+        let at = Instant::now() + after;
+        if at < self.ping_at {
+            self.ping.as_mut().reset(at);
+            self.ping_at = at;
+        }
+    }
+
     /// The ping timer fired: a ping held at the last tick that no frame took out goes
     /// now (it is this tick's); else a seat's ping is held for the next frame sent to the
     /// connection (a player gets one every few seconds: `Wire::ping_with_next`), and any
@@ -360,6 +371,52 @@ mod tests {
             [0x81, 2, b'{', b'}'],
             "the frame sent before, then the end"
         );
+    }
+
+    /// `ping_soon` brings the next ping forward (a seat whose lag moved is measured again
+    /// within a second, not at the next 5-s tick).
+    #[tokio::test(start_paused = true)]
+    async fn a_ping_asked_for_soon_goes_then() {
+        use tokio::io::AsyncReadExt;
+        let (mut client, read, wire) = crate::wire::socket_pair(8).await;
+        let ws = WebSocketStream::from_raw_socket(
+            Duplex::new(read, wire.clone()),
+            tokio_tungstenite::tungstenite::protocol::Role::Server,
+            None,
+        )
+        .await;
+        let mut socket = Socket::new(
+            super::super::upgrade::Socket {
+                ws,
+                wire: wire.clone(),
+            },
+            Default::default(),
+            Default::default(),
+            Default::default(),
+            Default::default(),
+            Settings {
+                ping_every: Duration::from_secs(5),
+                first_ping: None,
+                // Every tick pings a connection with no seat (`unseated_ticks`).
+                idle_timeout: Duration::from_secs(10),
+            },
+        );
+        let start = Instant::now();
+        socket.ping_soon(Duration::from_secs(1));
+        // Later than the tick: changes nothing.
+        socket.ping_soon(Duration::from_secs(9));
+        let driver = tokio::spawn(async move {
+            let _ = socket.next().await;
+        });
+        let mut first = [0u8; 1];
+        client.read_exact(&mut first).await.unwrap();
+        assert_eq!(first[0], 0x89, "a ping frame");
+        let after = start.elapsed();
+        assert!(
+            after >= Duration::from_secs(1) && after < Duration::from_secs(2),
+            "{after:?}"
+        );
+        driver.abort();
     }
 
     #[test]
