@@ -111,6 +111,12 @@ pub struct GameView {
     pub clocks: Option<PerPlayer<u64>>,
     /// Completed moves per player.
     pub moves_made: PerPlayer<u32>,
+    /// Each player's lag compensation now, `min(lag, quota)` (docs/RULES.md, decision
+    /// 16): every deadline that judges him (the 15-second timer on his turn, his
+    /// `late_until_ms`, his turn limit or idle bound, his game clock, his first-move
+    /// abort) comes this much after its nominal instant. A window's `claim_opens_ms`
+    /// has the mover's already (fixed when it opened).
+    pub compensation_ms: PerPlayer<u64>,
     /// Everything that happened so far, in order (as in `play` events): replayed from
     /// the settings, it gives the engine's state exactly ([`GameView::replica`]).
     pub entries: Vec<Entry>,
@@ -180,6 +186,7 @@ impl GameView {
                 .game_clock
                 .map(|_| PerPlayer::of(|p| game.clock_left(p, at).expect("the game has a clock"))),
             moves_made: PerPlayer::of(|p| game.moves_made(p)),
+            compensation_ms: PerPlayer::of(|p| game.credit(p).available()),
             entries: entries.to_vec(),
         }
     }

@@ -195,3 +195,26 @@ fn a_drop_past_the_nominal_grace_is_charged_what_it_needed() {
     );
     assert_eq!(game.credit(Player::Red).used_ms, 0);
 }
+
+/// A snapshot says each player's compensation now, so that a client can count down the
+/// deadlines that judge him as the server judges them (the late-release bound, say, whose
+/// `late_until_ms` is nominal).
+#[test]
+fn a_snapshot_shows_each_players_compensation() {
+    let mut game = Game::new(Settings::level(Level::Three));
+    game.set_lag(Player::Red, 300);
+    game.set_lag(Player::Black, 5_000);
+    let view = protocol::view::GameView::of(&game, &[]);
+    assert_eq!(view.compensation_ms.red, 300, "his lag, within the quota");
+    assert_eq!(
+        view.compensation_ms.black, QUOTA_START_MS,
+        "the quota bounds it"
+    );
+    // Black's flip: Red's timer runs out at 15,100 plus his 300 ms.
+    game.apply(Player::Black, Action::Flip, 100).unwrap();
+    let view = protocol::view::GameView::of(&game, &[]);
+    assert_eq!(
+        game.next_deadline(),
+        Some(15_100 + view.compensation_ms.red)
+    );
+}
