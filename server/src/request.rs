@@ -176,7 +176,7 @@ pub fn refuse_unknown_fields(tag: &str, message: &Value) -> Result<(), Refused> 
     unknown_in(
         object,
         fields.get(&format!("client.{tag}")),
-        &format!("a {tag} message"),
+        &format!("the {tag} message"),
         "",
     )?;
     if let Some(action) = object.get("action").and_then(Value::as_object) {
@@ -184,7 +184,7 @@ pub fn refuse_unknown_fields(tag: &str, message: &Value) -> Result<(), Refused> 
             unknown_in(
                 action,
                 fields.get(&format!("action.{kind}")),
-                &format!("a {kind} action"),
+                &format!("the {kind} action"),
                 "action.",
             )?;
         }
@@ -226,7 +226,7 @@ pub fn refuse_fixed_settings(tag: &str, message: &Value) -> Result<(), Refused> 
             return Err((
                 "fixed_setting",
                 format!(
-                    "settings.{name} is fixed by the rules page ({value} ms): players do not choose it; leave it out"
+                    "settings.{name} is fixed by the rules page ({value} ms, unless this server's operator set another for tests: the answer's settings say which): players do not choose it; leave it out"
                 ),
             ));
         }

@@ -169,7 +169,11 @@ async fn bad_actions_change_nothing() {
 async fn closes_with(server: &TestServer, frame: Message, code: &str, close: (u16, &str)) {
     let mut c = Client::new_player(server, &format!("Rude {code}")).await;
     within("send", c.ws.send(frame)).await.unwrap();
-    c.expect_error(code).await;
+    let message = c.expect_error(code).await;
+    // Said once ("malformed JSON: malformed JSON: ..." before).
+    let words: Vec<&str> = message.split(": ").collect();
+    assert!(words.windows(2).all(|w| w[0] != w[1]), "{message}");
+    assert!(message.ends_with(": closing"), "{message}");
     assert_eq!(
         c.closed_with().await,
         Some((close.0, close.1.to_string())),

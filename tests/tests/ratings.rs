@@ -229,6 +229,16 @@ async fn the_api_refuses_bad_input_clearly() {
     let r = http_get(server.addr, "/api/players/Nobody", None).await;
     assert_eq!(r.status, 404);
     assert_eq!(r.json()["error"], "unknown_player");
+    // A segment that does not decode is refused as JSON too (it was the router's text).
+    for path in [
+        "/api/players/%ff",
+        "/api/tournaments/%ff",
+        "/api/games/%ff/replay",
+    ] {
+        let r = http_get(server.addr, path, None).await;
+        assert_eq!(r.status, 400, "{path}");
+        assert_eq!(r.json()["error"], "bad_path", "{path}: {}", r.body);
+    }
     // The default control is standard.
     let board = get_json(server.addr, "/api/leaderboard").await;
     assert_eq!(board["tc"], "standard");

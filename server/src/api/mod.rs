@@ -69,6 +69,25 @@ pub fn problem(status: StatusCode, code: &str, message: String) -> Response {
         .into_response()
 }
 
+/// A path's `{segment}` for a JSON route: one that does not decode (not UTF-8, say
+/// `%ff`) is refused as JSON (`bad_path`), as every answer under `/api/` is, not with the
+/// router's plain text.
+pub struct Segment(pub String);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Segment {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Self::Rejection> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(segment)) => Ok(Segment(segment)),
+            Err(e) => Err(problem(StatusCode::BAD_REQUEST, "bad_path", e.body_text())),
+        }
+    }
+}
+
 /// The answer to a storage failure.
 pub fn unavailable(e: anyhow::Error) -> Response {
     tracing::error!(error = %e, "reading the database failed");
@@ -113,7 +132,7 @@ async fn leaderboard(
 }
 
 /// `GET /api/players/{name}`.
-async fn player(State(hub): State<Arc<Hub>>, Path(name): Path<String>) -> Response {
+async fn player(State(hub): State<Arc<Hub>>, Segment(name): Segment) -> Response {
     match hub.store.player_profile(&name).await {
         Ok(Some(profile)) => Json(profile).into_response(),
         Ok(None) => problem(

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -31,7 +31,7 @@ pub async fn list(
 /// parameters.
 pub async fn show(
     State(hub): State<Arc<Hub>>,
-    Path(id): Path<String>,
+    super::Segment(id): super::Segment,
     Query(params): Query<HashMap<String, String>>,
 ) -> Response {
     if let Some(r) = unknown_parameter(&params, &[]) {

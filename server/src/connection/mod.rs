@@ -386,7 +386,8 @@ impl Conn {
                 "frames must be JSON text; binary frames are not accepted: closing".into(),
             ),
             Violation::NotUtf8 => ("bad_utf8", "a text frame must be UTF-8: closing".into()),
-            Violation::NotJson(why) => ("bad_json", format!("malformed JSON: {why}: closing")),
+            // `why` says "malformed JSON: ..." already.
+            Violation::NotJson(why) => ("bad_json", format!("{why}: closing")),
             Violation::Protocol => ("protocol_error", "websocket protocol error: closing".into()),
         };
         self.error(code, message, None);

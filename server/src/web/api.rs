@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -47,7 +47,10 @@ async fn lobby(State(hub): State<Arc<Hub>>) -> Response {
     Json(json!({ "games": games, "seeks": seeks, "recent": recent })).into_response()
 }
 
-async fn replay(State(hub): State<Arc<Hub>>, Path(id): Path<String>) -> Response {
+async fn replay(
+    State(hub): State<Arc<Hub>>,
+    crate::api::Segment(id): crate::api::Segment,
+) -> Response {
     let Ok(id) = id.parse::<GameId>() else {
         return problem(
             StatusCode::BAD_REQUEST,
