@@ -67,6 +67,9 @@ impl App {
             return Vec::new();
         };
         let (id, seat) = (g.id, g.seat);
+        // The last event seen: an action decided on it is refused if the turn changed
+        // since (`stale_action`), rather than played in a position not seen.
+        let seq = Some(g.seq);
         let Some(seat) = seat else {
             self.refuse("You are watching: only the players act");
             return Vec::new();
@@ -82,7 +85,11 @@ impl App {
             }
         };
         self.status = None;
-        vec![ClientMessage::Act { game: id, action }]
+        vec![ClientMessage::Act {
+            game: id,
+            action,
+            seq,
+        }]
     }
 
     /// Notation, plus `drop SQUARE`: the regular drop when SQUARE is our destination, the
@@ -241,10 +248,11 @@ impl App {
                     Confirm::Challenge(id) => return self.answer_challenge(Some(id), true),
                     Confirm::Quit => self.quit = true,
                     Confirm::Resign => {
-                        if let Some(id) = self.game.as_ref().map(|g| g.id) {
+                        if let Some((id, seq)) = self.game.as_ref().map(|g| (g.id, g.seq)) {
                             return vec![ClientMessage::Act {
                                 game: id,
                                 action: Action::Resign,
+                                seq: Some(seq),
                             }];
                         }
                     }
@@ -304,10 +312,17 @@ impl App {
         let (id, Some(seat)) = (g.id, g.seat) else {
             return Vec::new();
         };
+        let seq = Some(g.seq);
         if over {
             return Vec::new();
         }
-        let act = |action| vec![ClientMessage::Act { game: id, action }];
+        let act = |action| {
+            vec![ClientMessage::Act {
+                game: id,
+                action,
+                seq,
+            }]
+        };
         self.status = None;
         match key.code {
             KeyCode::Char(c @ '1'..='3') => {
@@ -384,6 +399,7 @@ impl App {
 
     fn start_or_hint(&mut self, id: GameId, seat: Player, from: Square) -> Vec<ClientMessage> {
         let g = self.game.as_ref().expect("in a game");
+        let seq = Some(g.seq);
         let start = Action::Start { from };
         if g.legal.contains(&start) {
             // The cursor goes to the first place it may go.
@@ -401,6 +417,7 @@ impl App {
             return vec![ClientMessage::Act {
                 game: id,
                 action: start,
+                seq,
             }];
         }
         // Say why, in the engine's words.
@@ -417,6 +434,7 @@ impl App {
     /// the hourglass under the cursor, place one (placement set-up), drop the penalty ring.
     fn enter(&mut self, id: GameId, seat: Player, drop: bool) -> Vec<ClientMessage> {
         let g = self.game.as_ref().expect("in a game");
+        let seq = Some(g.seq);
         let at = self.cursor;
         let replica = &g.replica;
         let holding = replica
@@ -425,7 +443,11 @@ impl App {
             .chain(replica.late())
             .find(|h| h.player == seat)
             .copied();
-        let act = |action| ClientMessage::Act { game: id, action };
+        let act = |action| ClientMessage::Act {
+            game: id,
+            action,
+            seq,
+        };
         if let Some(h) = holding {
             let release = Action::Release { to: at };
             if let Err(e) = replica.check(seat, release) {

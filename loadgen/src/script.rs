@@ -187,7 +187,7 @@ pub(crate) async fn player(
                             turn_count += 1;
                             let now_us = micros_since(epoch);
                             slot.sent_us.store(now_us, Ordering::Release);
-                            send(&mut ws, &ClientMessage::Act { game: game_id, action }).await?;
+                            send(&mut ws, &ClientMessage::Act { game: game_id, action, seq: None }).await?;
                             if slot.measuring(now_us) {
                                 tally.moves += 1;
                             }

@@ -88,8 +88,15 @@ pub enum ClientMessage {
     /// (his grace starts) but keeps it.
     Leave { game: GameId },
     /// An action in a game, for one's own seat. The server stamps it with the instant it
-    /// received the frame.
-    Act { game: GameId, action: Action },
+    /// received the frame. `seq`: the last event of the game the client had when it
+    /// decided; a move, start, placement, flip or claim sent before the current turn began
+    /// (a later `seq` started it) is refused `stale_action` and nothing is played.
+    Act {
+        game: GameId,
+        action: Action,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seq: Option<Seq>,
+    },
     /// Claims the win after the opponent's reconnection grace ran out (abandonment).
     ClaimAbandonment { game: GameId },
     /// Asks for the server's time; `client_ms` is echoed back. `lag_ms` is the client's

@@ -50,6 +50,8 @@ struct Seat {
     game: GameId,
     me: Player,
     replica: Game,
+    /// The last event applied (the `seq` its actions carry).
+    seq: protocol::wire::Seq,
     /// The instant of game time 0 on this clock.
     start: Instant,
 }
@@ -104,6 +106,11 @@ impl Driver {
         self.seat.as_ref().map(|s| s.game)
     }
 
+    /// The last event of the game the bot has applied: what its actions are decided on.
+    pub fn seq(&self) -> Option<protocol::wire::Seq> {
+        self.seat.as_ref().map(|s| s.seq)
+    }
+
     /// The replica of the game being played.
     pub fn replica(&self) -> Option<&Game> {
         self.seat.as_ref().map(|s| &s.replica)
@@ -127,6 +134,7 @@ impl Driver {
                     self.seat = Some(Seat {
                         game: s.game,
                         me,
+                        seq: s.seq,
                         start: at - Duration::from_millis(s.now_ms),
                         replica: match s.view.replica() {
                             Ok(game) => game,
@@ -147,6 +155,7 @@ impl Driver {
                 if std::mem::take(&mut self.moving) {
                     self.awaiting = None;
                 }
+                s.seq = s.seq.max(ev.seq);
                 if let Some(entry) = ev.entry() {
                     if let Err(e) = entry.apply_to(&mut s.replica) {
                         return Heard::Lost(e.to_string());
@@ -276,6 +285,8 @@ async fn drive(
                     player: player.clone(),
                     action,
                     received: now,
+                    // In the server, it decides on the game as it is.
+                    seen: None,
                 },
             ),
             Send::ClaimAbandonment(game) => (

@@ -311,7 +311,11 @@ pub async fn run(options: Options, on_notice: impl Fn(Notice)) -> anyhow::Result
             // the fresh snapshot.
             if let Some(next) = driver.step(Instant::now()).filter(|_| !rejoining) {
                 let msg = match next {
-                    Send::Act(game, action) => ClientMessage::Act { game, action },
+                    Send::Act(game, action) => ClientMessage::Act {
+                        game,
+                        action,
+                        seq: driver.seq(),
+                    },
                     Send::ClaimAbandonment(game) => ClientMessage::ClaimAbandonment { game },
                 };
                 report.actions += 1;

@@ -460,7 +460,8 @@ impl GameTask {
                 player,
                 action,
                 received,
-            } => self.act(peer, &player, action, received),
+                seen,
+            } => self.act(peer, &player, action, received, seen),
             GameCmd::ClaimAbandonment { peer, player } => self.claim_abandonment(peer, &player),
             GameCmd::Lag {
                 conn,

@@ -79,6 +79,10 @@ pub struct Room {
     /// A seat's presence changed within [`PRESENCE_INTERVAL_MS`] of the last told: when
     /// it is told.
     presence_due: [Option<u64>; 2],
+    /// The current turn (its player and start) and the event that began it: an action
+    /// sent before it is stale ([`Room::act`]).
+    turn: (Player, u64),
+    turn_seq: Seq,
     /// The end was reported ([`Out::Ended`]).
     ended: bool,
     out: Vec<Out>,
@@ -102,6 +106,7 @@ impl Room {
         history_cap: usize,
         graces: Graces,
     ) -> Room {
+        let turn = (game.turn(), game.turn_started_ms());
         Room {
             id,
             game,
@@ -116,6 +121,9 @@ impl Room {
                 at: None,
             }; 2],
             presence_due: [None; 2],
+            turn,
+            // A game taken up again: its turn began no later than its last event.
+            turn_seq: seq,
             ended: false,
             out: Vec::new(),
         }
@@ -257,14 +265,32 @@ impl Room {
     }
 
     /// `seat` acts at game time `at` (when its frame was read; `now` is later or equal).
+    /// `seen`: the last event the client had when it sent it (its `seq`, if it gave one):
+    /// an action that begins something in a turn (a move, a start, a placement, a flip, a
+    /// claim) sent before the current turn began is stale and not played.
     pub fn act(
         &mut self,
         seat: Player,
         action: Action,
         at: u64,
         now: u64,
+        seen: Option<Seq>,
     ) -> Result<(), protocol::game::ActionError> {
         self.catch_up(at, now);
+        let begins = matches!(
+            action,
+            Action::Move { .. }
+                | Action::Start { .. }
+                | Action::Place { .. }
+                | Action::Flip
+                | Action::Claim
+        );
+        if let Some(seen) = seen.filter(|&seen| begins && seen < self.turn_seq) {
+            return Err(protocol::game::ActionError::Stale {
+                seen,
+                turn_seq: self.turn_seq,
+            });
+        }
         let events = self.game.apply(seat, action, at)?;
         let comp_ms = events
             .iter()
@@ -439,6 +465,11 @@ impl Room {
             self.tell_waiting_presence(now);
         }
         self.seq += 1;
+        let turn = (self.game.turn(), self.game.turn_started_ms());
+        if turn != self.turn {
+            self.turn = turn;
+            self.turn_seq = self.seq;
+        }
         let now_ms = now.max(self.game.now());
         // A `play` or `lag` change is always the latest entry (see `publish_play`).
         let entry = self.entries.len().saturating_sub(1);

@@ -38,6 +38,8 @@ pub enum GameCmd {
         action: Action,
         /// When the server read the frame: the action happens at this instant.
         received: Instant,
+        /// The last event of the game the client had (see `ClientMessage::Act`).
+        seen: Option<protocol::wire::Seq>,
     },
     ClaimAbandonment {
         peer: Peer,

@@ -200,6 +200,7 @@ async fn a_crash_after_the_end_loses_nothing_and_sigterm_exits_zero() {
         &ClientMessage::Act {
             game: finished,
             action: Action::Resign,
+            seq: None,
         },
     )
     .await;
@@ -219,7 +220,15 @@ async fn a_crash_after_the_end_loses_nothing_and_sigterm_exits_zero() {
         to: "d2".parse().unwrap(),
         drop: true,
     };
-    send(&mut red, &ClientMessage::Act { game: cut, action }).await;
+    send(
+        &mut red,
+        &ClientMessage::Act {
+            game: cut,
+            action,
+            seq: None,
+        },
+    )
+    .await;
     // (Its release is implied by the entry: not in the frame.)
     until_act(&mut black).await;
     // The entry is written in the background: wait until it is in the file (another
@@ -397,7 +406,15 @@ async fn a_game_cut_by_a_crash_resumes_at_the_next_start() {
     while game.move_count() < 2 {
         if game.turn() == seat && game.is_playing() {
             let action = a_whole_move(&game, seat);
-            send(&mut ws, &ClientMessage::Act { game: id, action }).await;
+            send(
+                &mut ws,
+                &ClientMessage::Act {
+                    game: id,
+                    action,
+                    seq: None,
+                },
+            )
+            .await;
         }
         loop {
             if let ServerMessage::Event(ev) = recv(&mut ws).await {
@@ -468,7 +485,15 @@ async fn a_game_cut_by_a_crash_resumes_at_the_next_start() {
     while resumed.move_count() < moves + 2 && resumed.is_playing() {
         if resumed.turn() == seat {
             let action = a_whole_move(&resumed, seat);
-            send(&mut ws, &ClientMessage::Act { game: id, action }).await;
+            send(
+                &mut ws,
+                &ClientMessage::Act {
+                    game: id,
+                    action,
+                    seq: None,
+                },
+            )
+            .await;
         }
         let entry = next_entry(&mut ws).await;
         entry.apply_to(&mut resumed).expect("replays");
@@ -537,6 +562,7 @@ async fn the_deadline_threads_run_real_time_when_asked() {
         &ClientMessage::Act {
             game,
             action: Action::Resign,
+            seq: None,
         },
     )
     .await;

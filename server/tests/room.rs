@@ -136,7 +136,7 @@ fn a_whole_level_3_game_is_played_through_the_room() {
             // A legal action at the engine's state may be too late once time advanced to
             // `now`: then it is refused and nothing but what fell due changes.
             let before = t.room.entries().len();
-            match t.room.act(player, action, now, now) {
+            match t.room.act(player, action, now, now, Some(t.room.seq())) {
                 Ok(()) => acts += 1,
                 Err(_) => {
                     let after = t.room.entries().len();
@@ -176,7 +176,7 @@ fn an_illegal_action_changes_nothing_and_says_why() {
     let mut t = Table::new(Settings::blitz(Level::Three));
     let err = t
         .room
-        .act(Player::Black, Action::Claim, 10, 10)
+        .act(Player::Black, Action::Claim, 10, 10, None)
         .expect_err("nothing to claim at the start");
     assert!(!err.code().is_empty());
     t.take();
@@ -188,7 +188,7 @@ fn an_illegal_action_changes_nothing_and_says_why() {
 fn a_player_away_past_his_grace_loses_to_a_claim() {
     let mut t = Table::new(unhurried());
     let first = opening(t.room.game());
-    t.room.act(Player::Red, first, 100, 100).unwrap();
+    t.room.act(Player::Red, first, 100, 100, None).unwrap();
     t.take();
     t.room.leave(Player::Black, 1_000);
     t.take();
@@ -244,7 +244,7 @@ fn a_player_away_past_his_grace_loses_to_a_claim() {
 fn an_unclaimed_win_is_given_when_the_claim_window_closes() {
     let mut t = Table::new(unhurried());
     let first = opening(t.room.game());
-    t.room.act(Player::Red, first, 100, 100).unwrap();
+    t.room.act(Player::Red, first, 100, 100, None).unwrap();
     t.room.leave(Player::Black, 1_000);
     t.take();
     t.run_until(1_000 + GRACES.reconnect_ms + GRACES.claim_window_ms);
@@ -266,7 +266,7 @@ fn an_unclaimed_win_is_given_when_the_claim_window_closes() {
 fn a_game_both_players_left_is_decided_when_both_graces_ran_out() {
     let mut t = Table::new(unhurried());
     let first = opening(t.room.game());
-    t.room.act(Player::Red, first, 100, 100).unwrap();
+    t.room.act(Player::Red, first, 100, 100, None).unwrap();
     t.room.leave(Player::Red, 500);
     t.room.leave(Player::Black, 700);
     t.take();
@@ -298,7 +298,7 @@ fn a_game_both_players_left_is_decided_when_both_graces_ran_out() {
 fn a_player_back_in_time_is_told_and_cannot_be_claimed_against() {
     let mut t = Table::new(unhurried());
     let first = opening(t.room.game());
-    t.room.act(Player::Red, first, 100, 100).unwrap();
+    t.room.act(Player::Red, first, 100, 100, None).unwrap();
     t.room.leave(Player::Black, 1_000);
     t.room.arrive(Player::Black, 3_000);
     t.take();
@@ -376,7 +376,7 @@ fn a_flapping_seat_makes_at_most_one_presence_event_a_second() {
     use server::room::PRESENCE_INTERVAL_MS;
     let mut t = Table::new(unhurried());
     let first = opening(t.room.game());
-    t.room.act(Player::Red, first, 100, 100).unwrap();
+    t.room.act(Player::Red, first, 100, 100, None).unwrap();
     t.take();
     let presence = |t: &Table| {
         t.events
@@ -468,7 +468,7 @@ fn a_waiting_presence_change_is_told_before_the_next_event() {
         t.events
     );
     let first = opening(t.room.game());
-    t.room.act(Player::Red, first, 100, 100).unwrap();
+    t.room.act(Player::Red, first, 100, 100, None).unwrap();
     t.take();
     assert!(
         matches!(
@@ -484,4 +484,62 @@ fn a_waiting_presence_change_is_told_before_the_next_event() {
     );
     assert!(t.events[2].entry().is_some(), "then the move");
     assert_eq!(t.room.next_deadline(), t.room.game().next_deadline());
+}
+
+/// An action sent before the turn it would act in began (its `seq` is older than the event
+/// that began the turn) is refused `stale_action` and changes nothing: a move meant for a
+/// turn that was forfeited on the way is not played in a position its player has not seen.
+/// A drop or a resignation is never stale, and an action with no `seq` is not judged so.
+#[test]
+fn an_action_sent_before_its_turn_began_is_stale() {
+    let mut t = Table::new(Settings::level(Level::Three));
+    let first = t
+        .room
+        .game()
+        .legal_actions(Player::Red)
+        .into_iter()
+        .find(|a| matches!(a, Action::Move { .. }))
+        .expect("Red can move");
+    t.room.act(Player::Red, first, 100, 100, None).unwrap();
+    t.take();
+    let turn_began = t.room.seq();
+    let black = t
+        .room
+        .game()
+        .legal_actions(Player::Black)
+        .into_iter()
+        .find(|a| matches!(a, Action::Move { .. }))
+        .expect("Black can move");
+    let before = (t.room.seq(), t.room.entries().len());
+    let err = t
+        .room
+        .act(Player::Black, black, 200, 200, Some(turn_began - 1))
+        .unwrap_err();
+    assert_eq!(err.code(), "stale_action");
+    t.take();
+    assert_eq!(
+        (t.room.seq(), t.room.entries().len()),
+        before,
+        "nothing changed"
+    );
+    // Sent having seen the move, or without a `seq`: played.
+    t.room
+        .act(Player::Black, black, 250, 250, Some(turn_began))
+        .unwrap();
+    t.take();
+    let red = t
+        .room
+        .game()
+        .legal_actions(Player::Red)
+        .into_iter()
+        .find(|a| matches!(a, Action::Move { .. }))
+        .expect("Red can move");
+    t.room.act(Player::Red, red, 300, 300, None).unwrap();
+    t.take();
+    // A resignation is never stale.
+    t.room
+        .act(Player::Black, Action::Resign, 400, 400, Some(0))
+        .unwrap();
+    t.take();
+    assert!(!t.room.game().is_playing());
 }

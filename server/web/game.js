@@ -347,7 +347,9 @@
   // --- playing ---------------------------------------------------------------------
   function act(action) {
     showError("");
-    session.send({ type: "act", game: gameRef, action });
+    // `seq`: the last event this page applied; a move decided on it is refused
+    // (`stale_action`) if the turn changed meanwhile, rather than played unseen.
+    session.send({ type: "act", game: gameRef, action, seq });
   }
 
   function myTurn() {

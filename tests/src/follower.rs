@@ -65,7 +65,13 @@ impl Follower {
 
     pub async fn act(&mut self, action: Action) {
         let game = self.game;
-        self.client.send(&ClientMessage::Act { game, action }).await;
+        self.client
+            .send(&ClientMessage::Act {
+                game,
+                action,
+                seq: None,
+            })
+            .await;
     }
 
     /// The next numbered event. Checks that seq has no gap and that the entry replayed on

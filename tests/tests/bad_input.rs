@@ -123,6 +123,7 @@ async fn bad_actions_change_nothing() {
         .send(&ClientMessage::Act {
             game: protocol::wire::GameId::now_v7(),
             action: Action::Resign,
+            seq: None,
         })
         .await;
     red.expect_error("unknown_game").await;
@@ -242,4 +243,36 @@ async fn a_clients_close_is_echoed() {
         c.closed_with().await,
         Some((1000, "done for today".to_string()))
     );
+}
+
+/// An action whose `seq` is older than the event that began the current turn is refused
+/// `stale_action` and nothing is played (a move meant for a turn forfeited on its way is
+/// not made in the next one, in a position its player has not seen); with the event seen,
+/// the same move is played.
+#[tokio::test]
+async fn an_action_sent_before_the_turn_began_is_stale() {
+    let server = TestServer::start().await;
+    let (mut red, mut black) = start_game(&server, &Settings::blitz(Level::Two)).await;
+    let game = red.game;
+    let before = black.seq;
+    red.act(mv("d1", "d2", true)).await;
+    red.next_event().await;
+    black.catch_up_to(red.seq).await;
+    assert!(black.seq > before);
+    let send = |seq| ClientMessage::Act {
+        game,
+        action: mv("a1", "b1", true),
+        seq: Some(seq),
+    };
+    black.client.send(&send(before)).await;
+    let message = black.expect_error("stale_action").await;
+    assert!(message.contains("turn"), "{message}");
+    // Nothing was played: the same move, decided on the last event, is.
+    black.client.send(&send(black.seq)).await;
+    let (_, e) = black
+        .until("the move", |e| {
+            matches!(e, Event::MoveReleased { player: Player::Black, .. })
+        })
+        .await;
+    assert!(matches!(e, Event::MoveReleased { .. }));
 }

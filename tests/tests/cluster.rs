@@ -249,7 +249,12 @@ async fn refused(
     action: Action,
     id: i64,
 ) -> (String, Option<protocol::wire::GameId>, Option<RequestId>) {
-    let mut frame = serde_json::to_value(ClientMessage::Act { game, action }).expect("json");
+    let mut frame = serde_json::to_value(ClientMessage::Act {
+        game,
+        action,
+        seq: None,
+    })
+    .expect("json");
     frame["id"] = id.into();
     c.send_raw(&frame.to_string()).await;
     loop {

@@ -53,6 +53,7 @@ async fn a_guest_watches_and_lists_but_takes_no_seat_and_is_not_registered() {
         ClientMessage::Act {
             game: red.game,
             action: Action::Resign,
+            seq: None,
         },
         ClientMessage::Seek {
             settings: Settings::level(Level::One),

@@ -134,6 +134,7 @@ async fn private_games_are_not_listed_nor_watchable() {
             ClientMessage::Act {
                 game,
                 action: protocol::game::Action::Resign,
+                seq: None,
             },
             ClientMessage::ClaimAbandonment { game },
             ClientMessage::Rematch { game },

@@ -3,6 +3,52 @@
 
 use super::*;
 
+/// What the app sends, its `act`s without their `seq` (the game's last event, checked in
+/// `an_act_carries_the_last_event_seen`).
+fn strip(sent: Vec<ClientMessage>) -> Vec<ClientMessage> {
+    sent.into_iter()
+        .map(|m| match m {
+            ClientMessage::Act { game, action, .. } => ClientMessage::Act {
+                game,
+                action,
+                seq: None,
+            },
+            m => m,
+        })
+        .collect()
+}
+
+/// Every action carries the last event of the game the client had (`seq`), so that the
+/// server refuses it if the turn changed meanwhile (`stale_action`) rather than play it
+/// in a position its player has not seen.
+#[test]
+fn an_act_carries_the_last_event_seen() {
+    let t0 = Instant::now();
+    let mut fake = Fake::new(Settings::level(Level::One));
+    let mut app = seated(&fake, Player::Red, t0);
+    let seq = app.game.as_ref().unwrap().seq;
+    assert_eq!(
+        app.on_line("d1-d2", t0),
+        [ClientMessage::Act {
+            game: gid(1),
+            action: mv("d1", "d2", true),
+            seq: Some(seq),
+        }]
+    );
+    let ev = fake.act(Player::Red, mv("d1", "d2", true), 10);
+    app.on_message(ev, t0);
+    let later = app.game.as_ref().unwrap().seq;
+    assert!(later > seq);
+    assert_eq!(
+        app.on_line("resign", t0),
+        [ClientMessage::Act {
+            game: gid(1),
+            action: Action::Resign,
+            seq: Some(later),
+        }]
+    );
+}
+
 #[test]
 fn typed_moves_become_actions_and_bad_ones_are_explained_in_place() {
     let t0 = Instant::now();
@@ -12,33 +58,37 @@ fn typed_moves_become_actions_and_bad_ones_are_explained_in_place() {
         vec![ClientMessage::Act {
             game: gid(1),
             action,
+            seq: None,
         }]
     };
-    assert_eq!(app.on_line("d1-d2", t0), act(mv("d1", "d2", true)));
-    assert_eq!(app.on_line("  D1-D2.  ", t0), act(mv("d1", "d2", false)));
-    assert_eq!(app.on_line("claim", t0), act(Action::Claim));
-    assert_eq!(app.on_line("flip", t0), act(Action::Flip));
-    assert_eq!(app.on_line("resign", t0), act(Action::Resign));
+    assert_eq!(strip(app.on_line("d1-d2", t0)), act(mv("d1", "d2", true)));
     assert_eq!(
-        app.on_line("drop e4", t0),
+        strip(app.on_line("  D1-D2.  ", t0)),
+        act(mv("d1", "d2", false))
+    );
+    assert_eq!(strip(app.on_line("claim", t0)), act(Action::Claim));
+    assert_eq!(strip(app.on_line("flip", t0)), act(Action::Flip));
+    assert_eq!(strip(app.on_line("resign", t0)), act(Action::Resign));
+    assert_eq!(
+        strip(app.on_line("drop e4", t0)),
         act(Action::PenaltyDrop { at: sq("e4") }),
         "not our destination: the penalty ring"
     );
     assert_eq!(
-        app.on_line("start d1", t0),
+        strip(app.on_line("start d1", t0)),
         act(Action::Start { from: sq("d1") })
     );
     assert_eq!(
-        app.on_line("win", t0),
+        strip(app.on_line("win", t0)),
         [ClientMessage::ClaimAbandonment { game: gid(1) }]
     );
     app.take_output();
-    assert!(app.on_line("d1-z9", t0).is_empty());
+    assert!(strip(app.on_line("d1-z9", t0)).is_empty());
     let (kind, text) = app.status.clone().unwrap();
     assert_eq!(kind, LogKind::Error);
     assert!(text.contains("z9") && text.contains("column 4"), "{text}");
     assert_eq!(kinds(&app.take_output()), ["error"]);
-    assert!(app.on_line("quit", t0).is_empty());
+    assert!(strip(app.on_line("quit", t0)).is_empty());
     assert!(app.quit);
 }
 
@@ -52,10 +102,11 @@ fn drop_on_our_own_destination_is_the_regular_drop() {
     assert!(app.game.as_ref().unwrap().legal.contains(&Action::Drop));
     assert!(app.may_lines().contains(&"drop on d2".to_string()));
     assert_eq!(
-        app.on_line("drop d2", t0),
+        strip(app.on_line("drop d2", t0)),
         [ClientMessage::Act {
             game: gid(1),
-            action: Action::Drop
+            action: Action::Drop,
+            seq: None,
         }]
     );
 }
@@ -66,12 +117,13 @@ fn keys_pick_up_an_hourglass_then_put_it_down_with_or_without_a_drop() {
     let mut fake = Fake::new(Settings::blitz(Level::Three));
     let mut app = seated(&fake, Player::Red, t0);
     // 2: Red's second hourglass, Y on g4: the move starts on the server.
-    let sent = app.on_key(ch('2'), t0);
+    let sent = strip(app.on_key(ch('2'), t0));
     assert_eq!(
         sent,
         [ClientMessage::Act {
             game: gid(1),
-            action: Action::Start { from: sq("g4") }
+            action: Action::Start { from: sq("g4") },
+            seq: None,
         }]
     );
     // The cursor jumped to the first place Y may go.
@@ -81,35 +133,38 @@ fn keys_pick_up_an_hourglass_then_put_it_down_with_or_without_a_drop() {
     assert!(app.log.iter().any(|l| l.text == "Red picks up Y on g4"));
     // Down moves the cursor within the column: g3.
     app.cursor = sq("g4");
-    app.on_key(key(KeyCode::Down), t0);
+    strip(app.on_key(key(KeyCode::Down), t0));
     assert_eq!(app.cursor, sq("g3"));
     // Enter: put down on g3 and drop there.
-    let sent = app.on_key(key(KeyCode::Enter), t0);
+    let sent = strip(app.on_key(key(KeyCode::Enter), t0));
     assert_eq!(
         sent,
         [
             ClientMessage::Act {
                 game: gid(1),
-                action: Action::Release { to: sq("g3") }
+                action: Action::Release { to: sq("g3") },
+                seq: None,
             },
             ClientMessage::Act {
                 game: gid(1),
-                action: Action::Drop
+                action: Action::Drop,
+                seq: None,
             }
         ]
     );
     // '.': put down without dropping.
-    let sent = app.on_key(ch('.'), t0);
+    let sent = strip(app.on_key(ch('.'), t0));
     assert_eq!(
         sent,
         [ClientMessage::Act {
             game: gid(1),
-            action: Action::Release { to: sq("g3") }
+            action: Action::Release { to: sq("g3") },
+            seq: None,
         }]
     );
     // Putting it down where it cannot go is refused here, in words, without a message.
     app.cursor = sq("d4");
-    assert!(app.on_key(key(KeyCode::Enter), t0).is_empty());
+    assert!(strip(app.on_key(key(KeyCode::Enter), t0)).is_empty());
     let (kind, text) = app.status.clone().unwrap();
     assert_eq!(kind, LogKind::Error);
     assert!(
@@ -127,16 +182,17 @@ fn single_keys_for_claim_flip_drop_and_a_confirmed_resign() {
         vec![ClientMessage::Act {
             game: gid(1),
             action,
+            seq: None,
         }]
     };
-    assert_eq!(app.on_key(ch('f'), t0), act(Action::Flip));
-    assert_eq!(app.on_key(ch('c'), t0), act(Action::Claim));
-    assert_eq!(app.on_key(ch('d'), t0), act(Action::Drop));
-    assert!(app.on_key(ch('R'), t0).is_empty(), "asks first");
+    assert_eq!(strip(app.on_key(ch('f'), t0)), act(Action::Flip));
+    assert_eq!(strip(app.on_key(ch('c'), t0)), act(Action::Claim));
+    assert_eq!(strip(app.on_key(ch('d'), t0)), act(Action::Drop));
+    assert!(strip(app.on_key(ch('R'), t0)).is_empty(), "asks first");
     assert_eq!(app.confirm, Some(Confirm::Resign));
-    assert!(app.on_key(ch('n'), t0).is_empty(), "cancelled");
-    assert!(app.on_key(ch('R'), t0).is_empty());
-    assert_eq!(app.on_key(ch('y'), t0), act(Action::Resign));
+    assert!(strip(app.on_key(ch('n'), t0)).is_empty(), "cancelled");
+    assert!(strip(app.on_key(ch('R'), t0)).is_empty());
+    assert_eq!(strip(app.on_key(ch('y'), t0)), act(Action::Resign));
 }
 
 #[test]
@@ -144,7 +200,10 @@ fn picking_up_what_cannot_move_says_why() {
     let t0 = Instant::now();
     let fake = Fake::new(Settings::level(Level::One));
     let mut app = seated(&fake, Player::Black, t0);
-    assert!(app.on_key(ch('1'), t0).is_empty(), "not Black's turn");
+    assert!(
+        strip(app.on_key(ch('1'), t0)).is_empty(),
+        "not Black's turn"
+    );
     let (_, text) = app.status.clone().unwrap();
     assert_eq!(
         text,
@@ -157,19 +216,20 @@ fn the_colon_opens_a_command_line() {
     let t0 = Instant::now();
     let fake = Fake::new(Settings::level(Level::One));
     let mut app = seated(&fake, Player::Red, t0);
-    app.on_key(ch(':'), t0);
+    strip(app.on_key(ch(':'), t0));
     for c in "d1-e1".chars() {
-        assert!(app.on_key(ch(c), t0).is_empty());
+        assert!(strip(app.on_key(ch(c), t0)).is_empty());
     }
     assert_eq!(app.input.as_deref(), Some("d1-e1"));
-    app.on_key(key(KeyCode::Backspace), t0);
-    app.on_key(ch('2'), t0);
-    let sent = app.on_key(key(KeyCode::Enter), t0);
+    strip(app.on_key(key(KeyCode::Backspace), t0));
+    strip(app.on_key(ch('2'), t0));
+    let sent = strip(app.on_key(key(KeyCode::Enter), t0));
     assert_eq!(
         sent,
         [ClientMessage::Act {
             game: gid(1),
-            action: mv("d1", "e2", true)
+            action: mv("d1", "e2", true),
+            seq: None,
         }]
     );
     assert_eq!(app.input, None);
@@ -181,22 +241,22 @@ fn arrows_move_the_cursor_across_the_hex_grid() {
     let fake = Fake::new(Settings::level(Level::One));
     let mut app = seated(&fake, Player::Red, t0);
     app.cursor = sq("d4");
-    app.on_key(key(KeyCode::Left), t0);
+    strip(app.on_key(key(KeyCode::Left), t0));
     assert_eq!(
         app.cursor,
         sq("c4"),
         "half a hex up or down: the same row number"
     );
-    app.on_key(key(KeyCode::Right), t0);
-    app.on_key(key(KeyCode::Right), t0);
+    strip(app.on_key(key(KeyCode::Right), t0));
+    strip(app.on_key(key(KeyCode::Right), t0));
     assert_eq!(app.cursor, sq("e4"));
     app.cursor = sq("d7");
-    app.on_key(key(KeyCode::Up), t0);
+    strip(app.on_key(key(KeyCode::Up), t0));
     assert_eq!(app.cursor, sq("d7"), "stays at the edge");
     app.cursor = sq("g1");
-    app.on_key(key(KeyCode::Right), t0);
+    strip(app.on_key(key(KeyCode::Right), t0));
     assert_eq!(app.cursor, sq("g1"));
-    app.on_key(key(KeyCode::Down), t0);
+    strip(app.on_key(key(KeyCode::Down), t0));
     assert_eq!(app.cursor, sq("g1"));
 }
 
@@ -241,28 +301,30 @@ fn placement_set_up_places_on_the_cursor() {
         .contains(&"place X/Y/Z on a free socket".to_string()));
     app.cursor = sq("d4");
     assert_eq!(
-        app.on_key(key(KeyCode::Enter), t0),
+        strip(app.on_key(key(KeyCode::Enter), t0)),
         [ClientMessage::Act {
             game: gid(1),
             action: Action::Place {
                 glass: Glass::from_label('X').unwrap(),
                 to: sq("d4"),
                 drop: true
-            }
+            },
+            seq: None,
         }]
     );
     assert_eq!(
-        app.on_line("Y@e4.", t0),
+        strip(app.on_line("Y@e4.", t0)),
         [ClientMessage::Act {
             game: gid(1),
             action: Action::Place {
                 glass: Glass::from_label('Y').unwrap(),
                 to: sq("e4"),
                 drop: false
-            }
+            },
+            seq: None,
         }]
     );
-    assert!(app.on_key(ch('1'), t0).is_empty());
+    assert!(strip(app.on_key(ch('1'), t0)).is_empty());
     assert!(app.status.clone().unwrap().1.contains("beside the board"));
 }
 

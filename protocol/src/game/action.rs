@@ -101,6 +101,11 @@ pub enum ActionError {
     FlipOnOwnTurn,
     #[error("the 15-second timer is still running until {until_ms} ms")]
     NeutralRunning { until_ms: u64 },
+    /// Not the engine's: the server's, for an `act` whose `seq` shows it was sent before
+    /// the turn it would act in began (a move meant for a turn that was forfeited on the
+    /// way, say): it is not played in a position its player has not seen.
+    #[error("sent before the turn changed: you had seen event {seen}, this turn began at event {turn_seq}; nothing was played")]
+    Stale { seen: u64, turn_seq: u64 },
 }
 
 impl ActionError {
@@ -132,6 +137,7 @@ impl ActionError {
             ActionError::NoNeutralTimer => "no_neutral_timer",
             ActionError::FlipOnOwnTurn => "flip_on_own_turn",
             ActionError::NeutralRunning { .. } => "neutral_running",
+            ActionError::Stale { .. } => "stale_action",
         }
     }
 }

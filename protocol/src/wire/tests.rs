@@ -12,7 +12,8 @@ fn messages_are_tagged_json() {
             game: "0193a3f0-7c1e-7000-8000-000000000003".parse().unwrap(),
             action: Action::Start {
                 from: "d1".parse().unwrap()
-            }
+            },
+            seq: None,
         }
     );
     let m: ClientMessage =

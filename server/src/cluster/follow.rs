@@ -53,7 +53,8 @@ impl Cluster {
                 player,
                 action,
                 received,
-            } => (peer, Some(player), Op::Act { action }, Some(received)),
+                seen,
+            } => (peer, Some(player), Op::Act { action, seen }, Some(received)),
             GameCmd::ClaimAbandonment { peer, player } => (peer, Some(player), Op::Claim, None),
             GameCmd::Rematch {
                 peer,

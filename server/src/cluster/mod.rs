@@ -154,6 +154,9 @@ pub enum Op {
     },
     Act {
         action: Action,
+        /// The client's `seq` (an older node sends none: not checked).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seen: Option<protocol::wire::Seq>,
     },
     Claim,
     /// The client's measured round trip (for its seat's lag compensation).

@@ -261,12 +261,13 @@ impl Cluster {
                 conn: base.conn,
                 reply: answer.then_some(peer),
             },
-            Op::Act { action } => match player {
+            Op::Act { action, seen } => match player {
                 Some(player) => GameCmd::Act {
                     peer,
                     player,
                     action,
                     received,
+                    seen,
                 },
                 None => return refuse("hello_first", "say hello first".into()),
             },

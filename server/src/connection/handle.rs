@@ -283,7 +283,7 @@ impl Conn {
                     },
                 );
             }
-            ClientMessage::Act { game, action } => {
+            ClientMessage::Act { game, action, seq } => {
                 if self.hidden(game) {
                     return self.unknown_game(game);
                 }
@@ -295,6 +295,7 @@ impl Conn {
                         player,
                         action,
                         received,
+                        seen: seq,
                     },
                 );
             }

@@ -9,6 +9,7 @@ impl GameTask {
         player: &PlayerRec,
         action: Action,
         received: Instant,
+        seen: Option<protocol::wire::Seq>,
     ) {
         let Some(seat) = self.acting_seat(&peer, player) else {
             return;
@@ -16,7 +17,7 @@ impl GameTask {
         let at = self.received_ms(received);
         let now = self.now_ms();
         let m = &self.rooms.metrics;
-        match self.room.act(seat, action, at, now) {
+        match self.room.act(seat, action, at, now, seen) {
             Ok(()) => {
                 m.actions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if matches!(

@@ -88,6 +88,7 @@ async fn act(hub: &Hub, game: GameId, seat: &Seat, action: Action) {
         player: seat.player.clone(),
         action,
         received: Instant::now(),
+        seen: None,
     };
     hub.game(game).unwrap().tx.send(cmd).await.unwrap();
 }
@@ -159,6 +160,7 @@ async fn an_action_read_before_a_deadline_is_judged_before_it() {
         player: red.player.clone(),
         action: mv("d1", "d2"),
         received: Instant::now(),
+        seen: None,
     })
     .unwrap();
     tokio::time::advance(Duration::from_millis(51)).await;

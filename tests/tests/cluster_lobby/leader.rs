@@ -213,6 +213,7 @@ async fn resign_before_answer(
     c.send(&ClientMessage::Act {
         game,
         action: Action::Resign,
+        seq: None,
     })
     .await;
     let mut ended = false;

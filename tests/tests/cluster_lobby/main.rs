@@ -393,6 +393,7 @@ async fn a_private_game_is_watched_with_its_code_from_another_node() {
         ClientMessage::Act {
             game,
             action: protocol::game::Action::Resign,
+            seq: None,
         },
         ClientMessage::ClaimAbandonment { game },
         ClientMessage::Rematch { game },
