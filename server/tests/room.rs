@@ -94,6 +94,16 @@ fn unhurried() -> Settings {
     Settings::level(Level::Three)
 }
 
+/// A whole move of `player`'s (from the room's game).
+fn a_move(t: &Table, player: Player) -> Action {
+    t.room
+        .game()
+        .legal_actions(player)
+        .into_iter()
+        .find(|a| matches!(a, Action::Move { .. }))
+        .expect("a move")
+}
+
 /// Red's first move: a placement or a move, not a resignation.
 fn opening(game: &Game) -> Action {
     game.legal_actions(Player::Red)
@@ -493,23 +503,11 @@ fn a_waiting_presence_change_is_told_before_the_next_event() {
 #[test]
 fn an_action_sent_before_its_turn_began_is_stale() {
     let mut t = Table::new(Settings::level(Level::Three));
-    let first = t
-        .room
-        .game()
-        .legal_actions(Player::Red)
-        .into_iter()
-        .find(|a| matches!(a, Action::Move { .. }))
-        .expect("Red can move");
+    let first = a_move(&t, Player::Red);
     t.room.act(Player::Red, first, 100, 100, None).unwrap();
     t.take();
     let turn_began = t.room.seq();
-    let black = t
-        .room
-        .game()
-        .legal_actions(Player::Black)
-        .into_iter()
-        .find(|a| matches!(a, Action::Move { .. }))
-        .expect("Black can move");
+    let black = a_move(&t, Player::Black);
     let before = (t.room.seq(), t.room.entries().len());
     let err = t
         .room
@@ -527,13 +525,7 @@ fn an_action_sent_before_its_turn_began_is_stale() {
         .act(Player::Black, black, 250, 250, Some(turn_began))
         .unwrap();
     t.take();
-    let red = t
-        .room
-        .game()
-        .legal_actions(Player::Red)
-        .into_iter()
-        .find(|a| matches!(a, Action::Move { .. }))
-        .expect("Red can move");
+    let red = a_move(&t, Player::Red);
     t.room.act(Player::Red, red, 300, 300, None).unwrap();
     t.take();
     // A resignation is never stale.

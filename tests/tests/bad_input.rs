@@ -271,7 +271,13 @@ async fn an_action_sent_before_the_turn_began_is_stale() {
     black.client.send(&send(black.seq)).await;
     let (_, e) = black
         .until("the move", |e| {
-            matches!(e, Event::MoveReleased { player: Player::Black, .. })
+            matches!(
+                e,
+                Event::MoveReleased {
+                    player: Player::Black,
+                    ..
+                }
+            )
         })
         .await;
     assert!(matches!(e, Event::MoveReleased { .. }));

@@ -335,10 +335,10 @@ mod tests {
 
     /// However a connection's socket goes (here: dropped, as by a panic), its wire is shut:
     /// senders are refused and the client sees the end of the stream.
-    #[tokio::test]
-    async fn a_dropped_socket_shuts_its_wire() {
-        use tokio::io::AsyncReadExt;
-        let (mut client, read, wire) = crate::wire::socket_pair(8).await;
+    /// A server socket of `settings` over a real TCP pair: the client's end, the socket,
+    /// its wire.
+    async fn socket(settings: Settings) -> (tokio::net::TcpStream, Socket, Arc<Wire>) {
+        let (client, read, wire) = crate::wire::socket_pair(8).await;
         let ws = WebSocketStream::from_raw_socket(
             Duplex::new(read, wire.clone()),
             tokio_tungstenite::tungstenite::protocol::Role::Server,
@@ -354,12 +354,20 @@ mod tests {
             Default::default(),
             Default::default(),
             Default::default(),
-            Settings {
-                ping_every: Duration::from_secs(3600),
-                first_ping: None,
-                idle_timeout: Duration::from_secs(3600),
-            },
+            settings,
         );
+        (client, socket, wire)
+    }
+
+    #[tokio::test]
+    async fn a_dropped_socket_shuts_its_wire() {
+        use tokio::io::AsyncReadExt;
+        let (mut client, socket, wire) = socket(Settings {
+            ping_every: Duration::from_secs(3600),
+            first_ping: None,
+            idle_timeout: Duration::from_secs(3600),
+        })
+        .await;
         wire.send("{}".into()).unwrap();
         drop(socket);
         assert!(wire.is_closed());
@@ -378,29 +386,13 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_ping_asked_for_soon_goes_then() {
         use tokio::io::AsyncReadExt;
-        let (mut client, read, wire) = crate::wire::socket_pair(8).await;
-        let ws = WebSocketStream::from_raw_socket(
-            Duplex::new(read, wire.clone()),
-            tokio_tungstenite::tungstenite::protocol::Role::Server,
-            None,
-        )
+        let (mut client, mut socket, _wire) = socket(Settings {
+            ping_every: Duration::from_secs(5),
+            first_ping: None,
+            // Every tick pings a connection with no seat (`unseated_ticks`).
+            idle_timeout: Duration::from_secs(10),
+        })
         .await;
-        let mut socket = Socket::new(
-            super::super::upgrade::Socket {
-                ws,
-                wire: wire.clone(),
-            },
-            Default::default(),
-            Default::default(),
-            Default::default(),
-            Default::default(),
-            Settings {
-                ping_every: Duration::from_secs(5),
-                first_ping: None,
-                // Every tick pings a connection with no seat (`unseated_ticks`).
-                idle_timeout: Duration::from_secs(10),
-            },
-        );
         let start = Instant::now();
         socket.ping_soon(Duration::from_secs(1));
         // Later than the tick: changes nothing.
