@@ -122,25 +122,7 @@ async fn private_games_are_not_listed_nor_watchable() {
     // `not_subscribed`).
     let none = protocol::wire::GameId::now_v7();
     for game in [host.game, none] {
-        for msg in [
-            ClientMessage::Watch {
-                game,
-                after_seq: None,
-            },
-            ClientMessage::Join {
-                game,
-                after_seq: None,
-            },
-            ClientMessage::Act {
-                game,
-                action: protocol::game::Action::Resign,
-                seq: None,
-            },
-            ClientMessage::ClaimAbandonment { game },
-            ClientMessage::Rematch { game },
-            ClientMessage::DeclineRematch { game },
-            ClientMessage::Leave { game },
-        ] {
+        for msg in messages_about(game) {
             nosy.send(&msg).await;
             match nosy.recv().await {
                 ServerMessage::Error {

@@ -389,16 +389,7 @@ async fn a_private_game_is_watched_with_its_code_from_another_node() {
         .await;
     spectator.expect_error("unknown_game").await;
     // Nor acted in, claimed, asked for a rematch or left (by its owner, node b or c).
-    for msg in [
-        ClientMessage::Act {
-            game,
-            action: protocol::game::Action::Resign,
-            seq: None,
-        },
-        ClientMessage::ClaimAbandonment { game },
-        ClientMessage::Rematch { game },
-        ClientMessage::Leave { game },
-    ] {
+    for msg in messages_about(game) {
         spectator.send(&msg).await;
         spectator.expect_error("unknown_game").await;
     }
