@@ -72,22 +72,25 @@ async fn a_connection_that_never_says_hello_is_closed() {
     let opened = std::time::Instant::now();
     // A ping every 100 ms: never idle.
     let mut every = tokio::time::interval(Duration::from_millis(100));
-    loop {
-        every.tick().await;
-        c.send(&ClientMessage::Ping {
-            client_ms: None,
-            lag_ms: None,
-        })
-        .await;
-        match c.recv_frame().await {
-            Some(ServerMessage::Pong { .. }) => continue,
-            Some(ServerMessage::Error { code, .. }) => {
-                assert_eq!(code, "hello_timeout");
-                break;
+    within("hello_timeout", async {
+        loop {
+            every.tick().await;
+            c.send(&ClientMessage::Ping {
+                client_ms: None,
+                lag_ms: None,
+            })
+            .await;
+            match c.recv_frame().await {
+                Some(ServerMessage::Pong { .. }) => continue,
+                Some(ServerMessage::Error { code, .. }) => {
+                    assert_eq!(code, "hello_timeout");
+                    break;
+                }
+                other => panic!("expected pong or hello_timeout, got {other:?}"),
             }
-            other => panic!("expected pong or hello_timeout, got {other:?}"),
         }
-    }
+    })
+    .await;
     assert!(opened.elapsed() >= Duration::from_millis(300));
     assert_eq!(c.closed().await, Some(1008));
 }
