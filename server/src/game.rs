@@ -331,7 +331,12 @@ impl GameTask {
     fn no_shows(&self, player: Player) -> Vec<Player> {
         let other = player.other();
         let moved = self.room.game().moves_made(other) > 0;
-        let here = self.subs.iter().any(|s| s.seat == Some(other));
+        // A seat given to a player offline at the start has a peer with no connection
+        // behind it (`Rooms::empty_seat_peer`), dropped only at the first frame sent to it.
+        let here = self
+            .subs
+            .iter()
+            .any(|s| s.seat == Some(other) && !s.peer.is_gone());
         if moved || here {
             vec![player]
         } else {

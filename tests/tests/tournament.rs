@@ -491,4 +491,27 @@ async fn a_no_show_forfeits_and_two_no_shows_both_lose() {
             "{names:?}: {t}"
         );
     }
+    // Neither ever came to the game (both offline from before the start): both lose (a
+    // seat given to a player offline has a peer with no connection behind it, which
+    // counted him there).
+    let server = TestServer::start_with(server::Config {
+        abort_ms: 300,
+        ..test_config()
+    })
+    .await;
+    let (id, players) = two_player_tournament(&server, 1, ["Ivo", "Jon"]).await;
+    for c in players {
+        c.close().await;
+    }
+    let t = within("the end of the tournament", async {
+        loop {
+            let t = get_json(server.addr, &format!("/api/tournaments/{id}")).await;
+            if t["state"] == "finished" {
+                return t;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert_eq!(t["pairings"][0]["games"][0]["result"], "0-0 forfeit", "{t}");
 }
