@@ -207,3 +207,43 @@ async fn a_client_claiming_two_seconds_of_lag_gains_nothing_beyond_the_measured_
         .collect();
     assert!(lags.iter().all(|&l| l < 200), "{lags:?}");
 }
+
+/// A client's own lower figure (`ping {lag_ms}`) judges at once: its game records it as a
+/// `lag` entry (before, the estimate was lowered but the games were told only at the next
+/// measurement, so the figure judged nothing).
+#[tokio::test]
+async fn a_lower_lag_the_client_reports_is_recorded_by_its_game() {
+    let server = TestServer::start_with(config()).await;
+    let proxy = proxy::delaying(server.addr, Duration::from_millis(100)).await;
+    let mut far = Client::new_player_at(proxy, "Far").await;
+    let rtt = measured(&mut far, 150).await;
+    let near = Client::new_player(&server, "Near").await;
+    let (mut far, mut near) = pair(far, near).await;
+    let seat = far.seat();
+    let recorded = |f: &Follower| -> Vec<u32> {
+        f.log
+            .iter()
+            .filter_map(|ev| match ev.entry()?.kind {
+                EntryKind::Lag { player, lag_ms } if player == seat => Some(lag_ms),
+                _ => None,
+            })
+            .collect()
+    };
+    assert!(
+        recorded(&far).is_empty() || recorded(&far).iter().all(|&l| u64::from(l) >= 150),
+        "{rtt}: {:?}",
+        recorded(&far)
+    );
+    far.client
+        .send(&ClientMessage::Ping {
+            client_ms: None,
+            lag_ms: Some(20),
+        })
+        .await;
+    within("the lag entry of 20", async {
+        while !recorded(&near).contains(&20) {
+            near.next_event().await;
+        }
+    })
+    .await;
+}

@@ -72,7 +72,9 @@ impl Conn {
             } => self.hello(version, name, token).await,
             ClientMessage::Ping { client_ms, lag_ms } => {
                 if let Some(lag) = lag_ms {
+                    // Lower, it judges at once: the games are told as of a measurement.
                     self.lag.client_says(lag);
+                    self.lag_changed(received);
                 }
                 self.send(&ServerMessage::Pong {
                     client_ms,

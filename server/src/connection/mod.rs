@@ -325,6 +325,12 @@ impl Conn {
     /// True when the games are told a new lag (it moved by a step or more).
     fn measured(&mut self, rtt_ms: u64, received: Instant) -> bool {
         self.lag.observe(rtt_ms);
+        self.lag_changed(received)
+    }
+
+    /// The lag estimate may have changed (a measurement, or the client's own lower figure):
+    /// the client and the games it sits in are told as [`Conn::measured`] says.
+    fn lag_changed(&mut self, received: Instant) -> bool {
         let Some(lag) = self.lag.ms() else {
             return false;
         };

@@ -63,6 +63,10 @@ pub struct Socket {
     ping_every: Duration,
     /// Ticks of `ping` since the last ping went.
     ticks: u32,
+    /// The next tick's ping goes at once, not held for the next frame (the first one, and
+    /// one asked for by [`Socket::ping_soon`]): a seat with a new or a moving lag is not
+    /// left to wait for a frame in a quiet game.
+    urgent: bool,
     /// Every how many ticks a connection with no seat is pinged (see [`unseated_ticks`]).
     unseated_every: u32,
     seated: Arc<Seated>,
@@ -131,6 +135,7 @@ impl Socket {
             ping_every: settings.ping_every.max(Duration::from_millis(1)),
             // The first tick pings whatever the connection is (its first lag).
             ticks: unseated_every - 1,
+            urgent: settings.first_ping.is_some(),
             unseated_every,
             seated,
             pinger,
@@ -244,13 +249,15 @@ impl Socket {
         if at < self.ping_at {
             self.ping.as_mut().reset(at);
             self.ping_at = at;
+            self.urgent = true;
         }
     }
 
     /// The ping timer fired: a ping held at the last tick that no frame took out goes
     /// now (it is this tick's); else a seat's ping is held for the next frame sent to the
-    /// connection (a player gets one every few seconds: `Wire::ping_with_next`), and any
-    /// other connection's is written at every `unseated_every`-th tick.
+    /// connection (a player gets one every few seconds: `Wire::ping_with_next`), unless it
+    /// is urgent (the first, or one asked for soon), and any other connection's is written
+    /// at every `unseated_every`-th tick.
     fn tick(&mut self) -> Result<(), crate::wire::Refused> {
         self.ticks += 1;
         if self.wire.release_ping()? {
@@ -258,11 +265,12 @@ impl Socket {
             return Ok(());
         }
         let seated = self.seated.any();
-        if self.ticks < self.unseated_every && !seated {
+        let urgent = std::mem::take(&mut self.urgent);
+        if self.ticks < self.unseated_every && !seated && !urgent {
             return Ok(());
         }
         self.ticks = 0;
-        if seated {
+        if seated && !urgent {
             let payload = self.pinger.next_held();
             self.wire.ping_with_next(payload, self.pinger.clone())
         } else {
@@ -337,7 +345,10 @@ mod tests {
     /// senders are refused and the client sees the end of the stream.
     /// A server socket of `settings` over a real TCP pair: the client's end, the socket,
     /// its wire.
-    async fn socket(settings: Settings) -> (tokio::net::TcpStream, Socket, Arc<Wire>) {
+    async fn socket(
+        settings: Settings,
+        seated: Arc<Seated>,
+    ) -> (tokio::net::TcpStream, Socket, Arc<Wire>) {
         let (client, read, wire) = crate::wire::socket_pair(8).await;
         let ws = WebSocketStream::from_raw_socket(
             Duplex::new(read, wire.clone()),
@@ -353,7 +364,7 @@ mod tests {
             Default::default(),
             Default::default(),
             Default::default(),
-            Default::default(),
+            seated,
             settings,
         );
         (client, socket, wire)
@@ -362,11 +373,14 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_socket_shuts_its_wire() {
         use tokio::io::AsyncReadExt;
-        let (mut client, socket, wire) = socket(Settings {
-            ping_every: Duration::from_secs(3600),
-            first_ping: None,
-            idle_timeout: Duration::from_secs(3600),
-        })
+        let (mut client, socket, wire) = socket(
+            Settings {
+                ping_every: Duration::from_secs(3600),
+                first_ping: None,
+                idle_timeout: Duration::from_secs(3600),
+            },
+            Default::default(),
+        )
         .await;
         wire.send("{}".into()).unwrap();
         drop(socket);
@@ -382,16 +396,21 @@ mod tests {
     }
 
     /// `ping_soon` brings the next ping forward (a seat whose lag moved is measured again
-    /// within a second, not at the next 5-s tick).
+    /// within a second, not at the next 5-s tick), and it goes then even in a quiet game:
+    /// a seat's ping is not held for the next frame (none comes here).
     #[tokio::test(start_paused = true)]
     async fn a_ping_asked_for_soon_goes_then() {
         use tokio::io::AsyncReadExt;
-        let (mut client, mut socket, _wire) = socket(Settings {
-            ping_every: Duration::from_secs(5),
-            first_ping: None,
-            // Every tick pings a connection with no seat (`unseated_ticks`).
-            idle_timeout: Duration::from_secs(10),
-        })
+        let seated = Arc::new(Seated::default());
+        seated.add(protocol::wire::GameId::now_v7());
+        let (mut client, mut socket, _wire) = socket(
+            Settings {
+                ping_every: Duration::from_secs(5),
+                first_ping: None,
+                idle_timeout: Duration::from_secs(10),
+            },
+            seated,
+        )
         .await;
         let start = Instant::now();
         socket.ping_soon(Duration::from_secs(1));
