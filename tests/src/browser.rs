@@ -214,14 +214,14 @@ impl Browser {
         }
     }
 
-    /// Opens `url` and waits until the page has loaded.
+    /// Opens `url` and waits until the page has loaded. The new document is told from the
+    /// old one by a mark the old one has (not by its address: a page may rewrite its own,
+    /// as a game's short id becomes its full id, before the first look).
     pub async fn goto(&self, url: &str) {
+        self.eval("window.__navigating = 1").await;
         self.send("Page.navigate", json!({ "url": url })).await;
         self.wait_for(
-            &format!(
-                "location.href === {} && document.readyState === 'complete'",
-                json!(url)
-            ),
+            "window.__navigating === undefined && document.readyState === 'complete'",
             "the page to load",
         )
         .await;
