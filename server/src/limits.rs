@@ -129,22 +129,45 @@ impl Limiter {
     }
 }
 
-/// A budget of one thing (a player's challenges, say): a token bucket.
-pub struct Budget(DefaultDirectRateLimiter);
+/// A budget of one thing (the challenges a player cancels, say): a token bucket that is
+/// looked at and spent apart, since what spends it (a cancel) comes after what it allows
+/// (a challenge).
+#[derive(Debug)]
+pub struct Budget {
+    tokens: f64,
+    burst: f64,
+    per_ms: f64,
+    at: Instant,
+}
 
 impl Budget {
     /// `per_min` on average, in bursts of `burst`.
     pub fn per_minute(per_min: u32, burst: u32) -> Budget {
-        let per_min = NonZeroU32::new(per_min.max(1)).expect("positive");
-        let burst = NonZeroU32::new(burst.max(1)).expect("positive");
-        Budget(RateLimiter::direct(
-            Quota::per_minute(per_min).allow_burst(burst),
-        ))
+        Budget {
+            tokens: f64::from(burst.max(1)),
+            burst: f64::from(burst.max(1)),
+            per_ms: f64::from(per_min.max(1)) / 60_000.0,
+            at: Instant::now(),
+        }
     }
 
-    /// Spends one unit; false if none is left.
-    pub fn take(&self) -> bool {
-        self.0.check().is_ok()
+    fn refill(&mut self) {
+        let now = Instant::now();
+        let ms = now.duration_since(self.at).as_secs_f64() * 1_000.0;
+        self.tokens = (self.tokens + ms * self.per_ms).min(self.burst);
+        self.at = now;
+    }
+
+    /// Whether a unit is left.
+    pub fn left(&mut self) -> bool {
+        self.refill();
+        self.tokens >= 1.0
+    }
+
+    /// Spends one unit (down to none).
+    pub fn spend(&mut self) {
+        self.refill();
+        self.tokens = (self.tokens - 1.0).max(0.0);
     }
 }
 

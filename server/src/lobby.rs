@@ -70,17 +70,21 @@ pub struct Challenge {
 pub struct Online {
     pub player: Arc<PlayerRec>,
     pub peers: Vec<Peer>,
-    /// The challenges he may still send ([`CHALLENGES_SENT`]) and receive
-    /// ([`CHALLENGES_RECEIVED`]): each sent is a frame on every connection of another
-    /// player, and the challenger's cancel one more, so without a budget a few challengers
-    /// could fill a playing player's outbound queue until he was cut off.
+    /// The challenges he may still cancel ([`CHALLENGES_SENT`]) and see cancelled
+    /// ([`CHALLENGES_RECEIVED`]): each challenge is a frame on every connection of the
+    /// challenged player and its cancel one more, so a few challengers sending and
+    /// cancelling could fill a playing player's outbound queue until he was cut off. Only
+    /// cancels spend them: a challenge accepted or declined is a player's own business,
+    /// and one left to expire keeps a challenger's place among his 8 waiting for a minute.
+    /// While either is spent, the challenger's new challenges are refused.
     pub challenges_sent: crate::limits::Budget,
     pub challenges_received: crate::limits::Budget,
 }
 
-/// Challenges a player may send: a minute's worth, and a burst.
+/// Challenges a player may cancel: a minute's worth, and a burst.
 pub const CHALLENGES_SENT: (u32, u32) = (20, 10);
-/// Challenges a player may receive from all the others: a minute's worth, and a burst.
+/// Challenges to a player that their challengers may cancel, all together: a minute's
+/// worth, and a burst.
 pub const CHALLENGES_RECEIVED: (u32, u32) = (12, 6);
 
 impl Online {

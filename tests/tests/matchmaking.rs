@@ -563,9 +563,10 @@ async fn challenge_and_cancel(c: &mut Client, to: &str) -> Option<String> {
 
 /// Challenges cost frames on every connection of the challenged player: a few players
 /// sending and cancelling challenges at one who is playing filled his outbound queue
-/// until he was cut off and lost by abandonment. A player receives at most a burst of 6
-/// (12 a minute) and sends at most a burst of 10 (20 a minute); beyond, the challenger is
-/// refused and the other hears nothing.
+/// until he was cut off and lost by abandonment. The challenges to one player that are
+/// cancelled are a burst of 6 at most (12 a minute), and one player's cancels a burst of
+/// 10 (20 a minute); beyond, new challenges are refused and the other hears nothing.
+/// Answered challenges spend nothing.
 #[tokio::test]
 async fn challenges_to_one_player_and_from_one_player_are_budgeted() {
     let server = TestServer::start().await;
@@ -604,6 +605,32 @@ async fn challenges_to_one_player_and_from_one_player_are_budgeted() {
     let mut want = vec![None; 10];
     want.push(Some("too_many_challenges".into()));
     assert_eq!(results, want);
+
+    // Challenges answered spend nothing: ten in a row between the same two, declined.
+    let mut bo = Client::new_player(&server, "Bo").await;
+    let mut cy = Client::new_player(&server, "Cy").await;
+    for _ in 0..10 {
+        bo.send(&ClientMessage::Challenge {
+            to: "Cy".into(),
+            settings: Settings::blitz(Level::Two),
+            rated: None,
+        })
+        .await;
+        let LobbyMessage::ChallengeSent { challenge, .. } = bo.recv_lobby().await else {
+            panic!("challenge_sent")
+        };
+        let LobbyMessage::Challenged { .. } = cy.recv_lobby().await else {
+            panic!("challenged")
+        };
+        cy.send(&ClientMessage::DeclineChallenge { challenge })
+            .await;
+        for c in [&mut bo, &mut cy] {
+            assert!(matches!(
+                c.recv_lobby().await,
+                LobbyMessage::ChallengeClosed { .. }
+            ));
+        }
+    }
 }
 
 /// One player may have 4 seeks waiting at once over all his connections, on one node as

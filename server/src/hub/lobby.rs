@@ -400,19 +400,21 @@ impl Hub {
                 format!("at most {MAX_CHALLENGES} challenges may wait at once"),
             ));
         }
-        // The target's budget is spent only by a challenge the challenger's own allows.
-        let sender = lobby.online.get(&from.player.id);
-        if sender.is_some_and(|o| !o.challenges_sent.take()) {
-            let (per_min, _) = CHALLENGES_SENT;
-            return Err((
-                "too_many_challenges",
-                format!("you sent challenges too fast: at most {per_min} a minute"),
-            ));
+        if let Some(o) = lobby.online.get_mut(&from.player.id) {
+            if !o.challenges_sent.left() {
+                let (per_min, _) = CHALLENGES_SENT;
+                return Err((
+                    "too_many_challenges",
+                    format!(
+                        "you cancelled too many challenges: at most {per_min} a minute; try again in a moment"
+                    ),
+                ));
+            }
         }
         if lobby
             .online
-            .get(&target.id)
-            .is_some_and(|o| !o.challenges_received.take())
+            .get_mut(&target.id)
+            .is_some_and(|o| !o.challenges_received.left())
         {
             return Err((
                 "challenged_too_often",
@@ -526,8 +528,17 @@ impl Hub {
     }
 
     pub fn cancel_challenge(&self, id: ChallengeId, player: &PlayerRec) -> Result<(), Refusal> {
-        let (lobby, c) = self.take_challenge(id, player, false)?;
+        let (mut lobby, c) = self.take_challenge(id, player, false)?;
         close_challenge(&lobby, &c, "cancelled");
+        // Cancels spend the budgets (see `Online::challenges_sent`).
+        for (who, received) in [(&c.from.player.id, false), (&c.to.id, true)] {
+            if let Some(o) = lobby.online.get_mut(who) {
+                match received {
+                    false => o.challenges_sent.spend(),
+                    true => o.challenges_received.spend(),
+                }
+            }
+        }
         Ok(())
     }
 
