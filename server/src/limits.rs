@@ -164,10 +164,11 @@ impl Budget {
         self.tokens >= 1.0
     }
 
-    /// Spends one unit (down to none).
+    /// Spends one unit, into debt down to a burst's worth: what was allowed before the
+    /// spending came (challenges sent at once, cancelled after) is paid back.
     pub fn spend(&mut self) {
         self.refill();
-        self.tokens = (self.tokens - 1.0).max(0.0);
+        self.tokens = (self.tokens - 1.0).max(-self.burst);
     }
 }
 

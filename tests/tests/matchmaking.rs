@@ -606,6 +606,31 @@ async fn challenges_to_one_player_and_from_one_player_are_budgeted() {
     want.push(Some("too_many_challenges".into()));
     assert_eq!(results, want);
 
+    // At most 6 challenges wait for one player at once (a wave sent together is not
+    // cancelled before the budget sees it).
+    let _popular = Client::new_player(&server, "Popular").await;
+    let mut waves = Vec::new();
+    let mut fans = Vec::new();
+    for i in 0..7 {
+        let mut c = Client::new_player(&server, &format!("Fan{i}")).await;
+        c.send(&ClientMessage::Challenge {
+            to: "Popular".into(),
+            settings: Settings::blitz(Level::Two),
+            rated: None,
+        })
+        .await;
+        waves.push(match c.recv_any().await.expect("open") {
+            ServerFrame::Message(ServerMessage::Error { code, .. }) => code,
+            ServerFrame::Lobby(LobbyMessage::ChallengeSent { .. }) => "sent".into(),
+            other => panic!("unexpected {other:?}"),
+        });
+        // Kept open: a challenger's going withdraws his challenges.
+        fans.push(c);
+    }
+    let mut want = vec!["sent".to_string(); 6];
+    want.push("challenged_too_often".into());
+    assert_eq!(waves, want);
+
     // Challenges answered spend nothing: ten in a row between the same two, declined.
     let mut bo = Client::new_player(&server, "Bo").await;
     let mut cy = Client::new_player(&server, "Cy").await;

@@ -411,10 +411,16 @@ impl Hub {
                 ));
             }
         }
-        if lobby
-            .online
-            .get_mut(&target.id)
-            .is_some_and(|o| !o.challenges_received.left())
+        let waiting_for_target = lobby
+            .challenges
+            .values()
+            .filter(|c| c.to.id == target.id)
+            .count();
+        if waiting_for_target >= CHALLENGES_RECEIVED.1 as usize
+            || lobby
+                .online
+                .get_mut(&target.id)
+                .is_some_and(|o| !o.challenges_received.left())
         {
             return Err((
                 "challenged_too_often",
