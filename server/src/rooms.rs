@@ -60,6 +60,20 @@ pub enum GameCmd {
     },
 }
 
+impl GameCmd {
+    /// A player's command about his seat or his following the game (an action, a claim, a
+    /// rematch, a leave): refused to a stranger to a private game as if it did not exist.
+    pub fn asks_a_seat(&self) -> bool {
+        matches!(
+            self,
+            GameCmd::Act { .. }
+                | GameCmd::ClaimAbandonment { .. }
+                | GameCmd::Rematch { .. }
+                | GameCmd::Unsubscribe { reply: Some(_), .. }
+        )
+    }
+}
+
 /// Where a game hands the frames meant for everyone once, for the other nodes (issue 18):
 /// set by the cluster. The subscriptions marked remote (`GameCmd::Subscribe::remote`) are
 /// skipped by a game's own fan-out; their nodes get each frame from this one publication

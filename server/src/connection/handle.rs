@@ -199,7 +199,14 @@ impl Conn {
                 }
             }
             ClientMessage::Rematch { game } => {
-                if self.hidden(game) {
+                // Before the shutdown answer, which would name the game (`to_game` checks
+                // the others).
+                if self
+                    .hub
+                    .games
+                    .get(&game)
+                    .is_some_and(|h| self.hidden(&h, game))
+                {
                     return self.unknown_game(game);
                 }
                 if self.hub.closed_for_new_games() {
@@ -217,9 +224,6 @@ impl Conn {
                 );
             }
             ClientMessage::DeclineRematch { game } => {
-                if self.hidden(game) {
-                    return self.unknown_game(game);
-                }
                 let player = me.expect("checked");
                 self.to_game(
                     game,
@@ -273,10 +277,7 @@ impl Conn {
                 }
             }
             ClientMessage::Leave { game } => {
-                if self.hidden(game) {
-                    return self.unknown_game(game);
-                }
-                self.games.remove(&game);
+                // Handed while still counted as followed (a stranger's leave is refused).
                 self.to_game(
                     game,
                     GameCmd::Unsubscribe {
@@ -284,11 +285,9 @@ impl Conn {
                         reply: Some(self.reply_peer()),
                     },
                 );
+                self.games.remove(&game);
             }
             ClientMessage::Act { game, action, seq } => {
-                if self.hidden(game) {
-                    return self.unknown_game(game);
-                }
                 let player = me.expect("checked");
                 self.to_game(
                     game,
@@ -302,9 +301,6 @@ impl Conn {
                 );
             }
             ClientMessage::ClaimAbandonment { game } => {
-                if self.hidden(game) {
-                    return self.unknown_game(game);
-                }
                 let player = me.expect("checked");
                 self.to_game(
                     game,
@@ -389,10 +385,7 @@ impl Conn {
     /// `watch` and `join`: `act`, `claim_abandonment` and `rematch` said `not_a_player`
     /// and `leave` `not_subscribed`, with the game's time. (On several nodes its owner
     /// answers the same: `cluster::owner`.)
-    fn hidden(&self, game: GameId) -> bool {
-        let Some(h) = self.hub.games.get(&game) else {
-            return false;
-        };
+    fn hidden(&self, h: &crate::rooms::GameHandle, game: GameId) -> bool {
         let me = self.me.as_ref().map(|m| &m.id);
         h.code.is_some()
             && !self.games.contains(&game)
@@ -451,6 +444,13 @@ impl Conn {
         // The handle is used where it lies in the map, not cloned: a clone is six
         // reference counts shared with the game's task, and this is every action's path.
         let handed = match self.hub.games.get(&game) {
+            // What a player asks of his seat, by a stranger to a private game: as for none
+            // (checked here, on the handle every action looks up anyway).
+            Some(handle) if cmd.asks_a_seat() && self.hidden(&handle, game) => {
+                drop(handle);
+                self.unknown_game(game);
+                return false;
+            }
             Some(handle) => {
                 // A quarter of the game's queue is kept for its players: a crowd of
                 // watchers joining at once is told to try again, and a move never finds
