@@ -2,6 +2,7 @@
 //! budgets, over the live games ([`Rooms`]). The layer above the games and the lobby's
 //! pure state; connections and HTTP sit on top of it.
 
+mod challenges;
 pub mod cluster_lobby;
 mod lobby;
 mod matching;
