@@ -249,6 +249,22 @@ async fn refused(
     action: Action,
     id: i64,
 ) -> (String, Option<protocol::wire::GameId>, Option<RequestId>) {
+    let (code, game, id, _) = refused_at(c, game, action, id).await;
+    (code, game, id)
+}
+
+/// [`refused`], with the error's game time (`at_ms`).
+async fn refused_at(
+    c: &mut Client,
+    game: protocol::wire::GameId,
+    action: Action,
+    id: i64,
+) -> (
+    String,
+    Option<protocol::wire::GameId>,
+    Option<RequestId>,
+    Option<u64>,
+) {
     let mut frame = serde_json::to_value(ClientMessage::Act {
         game,
         action,
@@ -258,8 +274,15 @@ async fn refused(
     frame["id"] = id.into();
     c.send_raw(&frame.to_string()).await;
     loop {
-        if let ServerMessage::Error { code, game, id, .. } = within("an error", c.recv()).await {
-            return (code, game, id);
+        if let ServerMessage::Error {
+            code,
+            game,
+            id,
+            at_ms,
+            ..
+        } = within("an error", c.recv()).await
+        {
+            return (code, game, id, at_ms);
         }
     }
 }
@@ -297,9 +320,30 @@ async fn a_remote_action_is_answered_only_when_refused() {
         };
 
     // Level 1 has no 15-second timer: the game refuses a flip, whoever is on turn.
-    let (code, about, id) = refused(&mut remote.client, game, Action::Flip, 7).await;
+    // Dated in game time as on one node, though the client's own node does not run the
+    // game (it said nothing of the time before): by the owner.
+    let (code, about, id, at_ms) = refused_at(&mut remote.client, game, Action::Flip, 7).await;
     assert_ne!(code, "unknown_game");
     assert_eq!((about, id), (Some(game), Some(RequestId::Int(7))));
+    assert!(
+        at_ms.is_some(),
+        "a refusal about a live game has its game time"
+    );
+    // So is a refused claim (answered by the game itself, not by the owner's checks).
+    remote
+        .client
+        .send(&ClientMessage::ClaimAbandonment { game })
+        .await;
+    let (code, at_ms) = within("the claim's refusal", async {
+        loop {
+            if let ServerMessage::Error { code, at_ms, .. } = remote.client.recv().await {
+                return (code, at_ms);
+            }
+        }
+    })
+    .await;
+    assert_eq!(code, "opponent_connected");
+    assert!(at_ms.is_some(), "a refused claim has its game time");
 
     // The game's start is in the database: so it is taken over once its owner is gone.
     stored_live(&db, game).await;

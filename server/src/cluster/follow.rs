@@ -263,7 +263,11 @@ impl Cluster {
                 if following {
                     self.fan_remove(game, conn).await;
                 }
-                peer.replying(reply.map(Arc::new))
+                let reply = reply.map(|mut r| {
+                    r.at_ms = r.at_ms.or(answer.at_ms);
+                    Arc::new(r)
+                });
+                peer.replying(reply)
                     .send_msg(&game_error(&code, message, game));
             }
         }
@@ -291,9 +295,7 @@ impl Cluster {
             let nobody = matches!(&answer, Ok(Err(e)) if e.kind() == async_nats::RequestErrorKind::NoResponders);
             if nobody && !(patient && Instant::now() < give_up) {
                 let (code, message) = self.unserved(game).await;
-                return Answer {
-                    error: Some((code.into(), message)),
-                };
+                return Answer::refused(code, message);
             }
             if !nobody {
                 return Self::answer(answer);
@@ -336,15 +338,11 @@ impl Cluster {
         match answer {
             Ok(Ok(msg)) => serde_json::from_slice(&msg.payload).unwrap_or_default(),
             // "No responders" is answered before, by `unserved`.
-            Ok(Err(e)) => Answer {
-                error: Some(("game_unreachable".into(), e.to_string())),
-            },
-            Err(_) => Answer {
-                error: Some((
-                    "game_unreachable".into(),
-                    "the game's node did not answer: try again in a moment".into(),
-                )),
-            },
+            Ok(Err(e)) => Answer::refused("game_unreachable", e.to_string()),
+            Err(_) => Answer::refused(
+                "game_unreachable",
+                "the game's node did not answer: try again in a moment".into(),
+            ),
         }
     }
 }

@@ -222,6 +222,20 @@ pub(crate) struct Queued {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Answer {
     pub error: Option<(String, String)>,
+    /// The game time at which the owner dated the command, for a refusal about a game
+    /// the client may know of (an error about a live game carries it, as on one node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<u64>,
+}
+
+impl Answer {
+    /// Refused, with no game time.
+    pub fn refused(code: &str, message: String) -> Answer {
+        Answer {
+            error: Some((code.into(), message)),
+            at_ms: None,
+        }
+    }
 }
 
 struct Owned {

@@ -28,9 +28,7 @@ impl Cluster {
             let cmd = match serde_json::from_slice::<RemoteCmd>(&msg.payload) {
                 Ok(cmd) => cmd,
                 Err(e) => {
-                    let answer = Answer {
-                        error: Some(("bad_command".into(), e.to_string())),
-                    };
+                    let answer = Answer::refused("bad_command", e.to_string());
                     if let Some(reply) = msg.reply {
                         let body = serde_json::to_vec(&answer).expect("answers serialise");
                         let _ = self.client.publish(reply, body.into()).await;
@@ -43,11 +41,14 @@ impl Cluster {
                 // socket: a lag report is the node's, not the client's, and goes unanswered.
                 let (node, conn, reply) = (cmd.node.clone(), cmd.conn, cmd.reply.clone());
                 let told = matches!(cmd.op, Op::Act { .. });
-                let refused = self.command(id, cmd).await.error;
-                if let (true, Some((code, message))) = (told, refused) {
+                let answer = self.command(id, cmd).await;
+                if let (true, Some((code, message))) = (told, answer.error) {
                     let error = game_error(&code, message, id);
-                    let frame = match &reply {
-                        Some(reply) => encode_reply(&error, reply),
+                    let frame = match reply {
+                        Some(mut reply) => {
+                            reply.at_ms = reply.at_ms.or(answer.at_ms);
+                            encode_reply(&error, &reply)
+                        }
                         None => encode(&error),
                     };
                     let _ = self
@@ -147,9 +148,7 @@ impl Cluster {
 
     /// Owner side: one command of a client of another node.
     async fn command(self: &Arc<Self>, id: GameId, cmd: RemoteCmd) -> Answer {
-        let refuse = |code: &str, message: String| Answer {
-            error: Some((code.into(), message)),
-        };
+        let refuse = |code: &str, message: String| Answer::refused(code, message);
         let Some(handle) = self.rooms.game(id) else {
             return refuse("unknown_game", format!("there is no live game {id}"));
         };
@@ -222,8 +221,20 @@ impl Cluster {
         if hidden && !matches!(cmd.op, Op::Watch { .. }) {
             return refuse("unknown_game", format!("there is no live game {id}"));
         }
+        // From here on the client may know of the game: what it is told carries the game
+        // time of its command (the connection's node could not date it: the game is not
+        // there), as on one node.
+        let at_ms = received.saturating_duration_since(handle.start).as_millis() as u64;
+        let refuse = |code: &str, message: String| Answer {
+            error: Some((code.into(), message)),
+            at_ms: Some(at_ms),
+        };
+        let reply = cmd.reply.map(|mut r| {
+            r.at_ms.get_or_insert(at_ms);
+            Arc::new(r)
+        });
         let base = self.proxy(&cmd.node, cmd.conn);
-        let peer = base.replying(cmd.reply.map(Arc::new));
+        let peer = base.replying(reply);
         let game_cmd = match cmd.op {
             Op::Join { after_seq } => {
                 // A private game is not there for others (as on one node).
