@@ -391,6 +391,17 @@ impl AddressBudget {
 mod tests {
     use super::*;
 
+    /// Names are the same as PROTOCOL.md says: NFC forms equal after Unicode
+    /// lower-casing, character by character (not full case folding).
+    #[test]
+    fn names_are_the_same_whatever_their_case_as_documented() {
+        assert_eq!(name_key("Ann"), name_key("aNN"));
+        assert_eq!(name_key("ÉVA"), name_key("éva"));
+        assert_eq!(name_key("E\u{301}VA"), name_key("\u{e9}va"));
+        assert_ne!(name_key("STRASSE"), name_key("straße"));
+        assert_ne!(name_key("Ann"), name_key("Anne"));
+    }
+
     #[test]
     fn names() {
         assert!(validate_name("Kris Burm").is_ok());
