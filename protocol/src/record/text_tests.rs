@@ -145,6 +145,49 @@ fn server_entries_round_trip() {
     assert_eq!(RecordFile::parse(&text).unwrap(), file);
 }
 
+/// The lines RECORDS.md section 4 lists that a live game's record has beside actions: lag
+/// figures after an action, `lag` changes, and `both-absent`; read as written, and written
+/// back the same.
+#[test]
+fn lag_lines_and_both_absent_read_as_documented() {
+    let text = "TAMSK record 1\nlevel: 3\n\
+        0.000  lag red 40\n\
+        1.   0.500  red d1-d2  lag=40 comp=0\n\
+        0.900  lag black 120\n\
+        2.   1.200  black a1-a2  lag=120 comp=35\n\
+        3.   2.000  red g4-f4. comp=7\n\
+        90.000  both-absent\n";
+    let file = RecordFile::parse(text).unwrap();
+    let kinds: Vec<&EntryKind> = file.record.entries.iter().map(|e| &e.kind).collect();
+    assert_eq!(
+        kinds[0],
+        &EntryKind::Lag {
+            player: Player::Red,
+            lag_ms: 40
+        }
+    );
+    let EntryKind::Act {
+        lag_ms, comp_ms, ..
+    } = kinds[3]
+    else {
+        panic!("an action: {kinds:?}")
+    };
+    assert_eq!((*lag_ms, *comp_ms), (Some(120), Some(35)));
+    let EntryKind::Act {
+        lag_ms, comp_ms, ..
+    } = kinds[4]
+    else {
+        panic!("an action: {kinds:?}")
+    };
+    assert_eq!((*lag_ms, *comp_ms), (None, Some(7)));
+    assert_eq!(kinds[5], &EntryKind::BothAbsent);
+    let written = file.to_text();
+    assert!(written.contains("lag      black 120\n"), "{written}");
+    assert!(written.contains("a1-a2  lag=120 comp=35\n"), "{written}");
+    assert!(written.contains("both-absent"), "{written}");
+    assert_eq!(RecordFile::parse(&written).unwrap(), file);
+}
+
 #[test]
 fn hand_written_records_are_read_leniently() {
     // Settings left out take the level's defaults; no move numbers; comments.
