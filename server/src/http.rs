@@ -37,6 +37,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
         // The pages for browsers and their JSON (`/`, `/tv`, `/game/{id}`, `/api/...`).
         .merge(crate::web::routes())
         .merge(crate::api::routes())
+        .fallback(crate::web::unknown_path)
         .with_state(hub)
 }
 

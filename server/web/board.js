@@ -139,12 +139,15 @@ const TamskBoard = (() => {
       s.g.setAttribute("data-glass", info.glass || "");
       const full = info.rings >= info.capacity;
       const last = st.last && (st.last.to === sq || st.last.from === sq);
+      const target = ui && ui.targets && ui.targets.has(sq);
+      // A full destination is a loss (the only kind a full socket can be: see game.js).
+      const loses = target && full;
       s.g.setAttribute("class", "socket" + (full ? " full" : "") + (last ? " last" : "")
         + (ui && ui.selected === sq ? " selected" : "")
-        + (ui && ui.targets && ui.targets.has(sq) ? " target" : ""));
+        + (target ? " target" : "") + (loses ? " loses" : ""));
       const label = `${sq}, ${info.rings} of ${info.capacity} rings` +
         (info.glass ? `, hourglass ${info.glass} (${TamskState.ownerOf(info.glass) === "red" ? "Red" : "Black"})` : "") +
-        (last ? ", last move" : "");
+        (last ? ", last move" : "") + (loses ? ", full: moving there loses" : "");
       s.g.setAttribute("aria-label", label);
     }
     for (const name of "XYZABC") {

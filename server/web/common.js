@@ -93,7 +93,7 @@ const Tamsk = (() => {
   function helpParts(kind, flip) {
     const k = (key) => h("kbd", { text: key });
     return {
-      player: ["Click one of your hourglasses, then where it goes. Keys: ", k("d"), " drop, ", k("c"), " claim, ",
+      player: ["Click one of your hourglasses, then where it goes (a red dotted outline: full, moving there loses). Keys: ", k("d"), " drop, ", k("c"), " claim, ",
         k("p"), " penalty ring, ", ...(flip ? [k("f"), " flip the timer, "] : []), k("Esc"), " put back the selection, ",
         k("R"), " resign."],
       over: ["The game is over: Rematch offers another one, Replay this game replays it."],

@@ -76,6 +76,10 @@
     mode = "connecting";
     session = Tamsk.connect(me ? { token: me.token } : { guest: true }, onMessage, () => {
       if (closedByUs || mode === "replay") return;
+      // Offline at once (nothing can be played meanwhile), not a second later.
+      mode = "connecting";
+      document.body.setAttribute("data-mode", mode);
+      $("#controls").hidden = true;
       $("#status").textContent = "Connection lost: reconnecting…";
       setTimeout(connect, 1000);
     });
@@ -148,15 +152,10 @@
     mode = "missing";
     closedByUs = true;
     if (session) session.close();
-    const shown = String(raw) === "" ? "(none)" : `“${raw}”`;
     $("#title").textContent = document.title = "No such game";
     $(".layout").hidden = true;
     $("#status").textContent = "";
-    const example = "/game/0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f";
-    showError(candidates && candidates.length > 1
-      ? `The short id ${shown} fits ${candidates.length} games: open yours from the lobby's links (${candidates.map((c) => "/game/" + c).join(", ")}).`
-      : `No game has the id ${shown}. A game's id is its full id, as in the lobby's links (such as ${example}); `
-        + "the terminal client's short id (#0c1d2e3f, the last 8 digits) is found here only while its game is live or among the lobby's recent games.");
+    showError(TamskPanels.missingText(raw, candidates));
     $("#missing").hidden = false;
     document.body.setAttribute("data-mode", "missing");
   }
@@ -313,7 +312,10 @@
     setBase(ev.now_ms);
     if (ev.play) {
       const p = TamskState.playOf(ev.play, ev.now_ms);
+      const turnBefore = st.turn;
       const events = TamskState.applyPlay(st, p.entry, p.events, p.complete);
+      // A refusal belongs to the turn it was given in: a new turn clears it.
+      if (st.turn !== turnBefore && !waitingNotice) showError("");
       const added = TamskState.describeEntry(p.entry, events);
       lines.push(...added);
       appendMoves(added);
@@ -371,9 +373,11 @@
       clearSelection();
     } else if (st.held && st.held.player === seat) {
       // A move started elsewhere (another tab): put it down here.
+      if (!confirmLoss(sq)) return;
       act({ type: "release", to: sq });
       if (autoDrop(sq)) act({ type: "drop" });
     } else if (ui.selected && ui.selected !== sq && !info.glass) {
+      if (!confirmLoss(sq)) return;
       act({ type: "move", from: ui.selected, to: sq, drop: autoDrop(sq) });
       clearSelection();
     } else if (info.glass && TamskState.ownerOf(info.glass) === seat) {
@@ -381,13 +385,23 @@
         clearSelection();
       } else {
         ui.selected = sq;
-        ui.targets = new Set(TamskBoard.neighbours(sq).filter((n) => !st.board[n].glass));
+        // A full socket is a destination only where releasing there loses (and is
+        // drawn so: `loses`); where it is refused it is none.
+        ui.targets = new Set(TamskBoard.neighbours(sq).filter((n) => !st.board[n].glass
+          && (!TamskState.isFull(st, n) || TamskState.fullLoses(st))));
         if (!myTurn()) showError("It is not your turn yet.");
       }
     } else {
       clearSelection();
     }
     render(true);
+  }
+
+  // Releasing onto a full socket loses at once under the rulebook's rule: a click (or a
+  // typed move) there asks first, as a resignation does.
+  function confirmLoss(sq) {
+    if (!TamskState.isFull(st, sq) || !TamskState.fullLoses(st)) return true;
+    return confirm(`${sq} is full: moving there loses the game. Move anyway?`);
   }
 
   function autoDrop(sq) {
@@ -423,18 +437,14 @@
     ev.preventDefault();
     if (!seat || !st || mode !== "live" || TamskState.isOver(st)) return;
     const input = $("#typed-move");
-    const text = input.value.trim().toLowerCase();
-    let m;
-    if ((m = /^([a-g][1-7])\s*-\s*([a-g][1-7])$/.exec(text))) {
-      act({ type: "move", from: m[1], to: m[2], drop: !!st.board[m[2]] && autoDrop(m[2]) });
-    } else if ((m = /^([xyzabc])\s*@\s*([a-g][1-7])$/.exec(text))) {
-      act({ type: "place", glass: m[1].toUpperCase(), to: m[2], drop: !!st.board[m[2]] && autoDrop(m[2]) });
-    } else if ((m = /^p\s*@\s*([a-g][1-7])$/.exec(text))) {
-      act({ type: "penalty_drop", at: m[1] });
-    } else {
+    const action = TamskState.parseTyped(input.value);
+    if (!action) {
       showError(`"${input.value}" is not a move: type from-to like d1-d2, X@c3 to place, or p@c3.`);
       return;
     }
+    if (action.type === "move" && st.board[action.to] && !confirmLoss(action.to)) return;
+    if (action.type !== "penalty_drop") action.drop = !!st.board[action.to] && autoDrop(action.to);
+    act(action);
     input.value = "";
   }
   $("#typed").addEventListener("submit", typed);
@@ -455,7 +465,7 @@
   // --- drawing ---------------------------------------------------------------------
   function appendMoves(added) {
     const ol = $("#moves");
-    for (const l of added) ol.append(h("li", { "data-at": String(l.at_ms) }, h("span", { class: "t", text: l.time }), " ", l.text));
+    ol.append(...TamskPanels.moveItems(added));
     ol.scrollTop = ol.scrollHeight;
   }
   function renderMoves() {
@@ -464,49 +474,19 @@
   }
 
   function name(p) {
-    return (seats[p] && seats[p].name) || TamskState.cap(p);
+    return TamskPanels.name(seats, p);
   }
 
   function renderPlayer(p, t) {
-    const info = seats[p] || {};
-    const mine = seat === p ? " (you)" : "";
-    // His rating in the game's control (`1500?` while provisional), and after a rated
-    // game the new one beside it.
-    const shown = Tamsk.ratingText(info.rating);
-    const after = Tamsk.ratingText(info.rating_after);
-    const rating = shown != null ? ` · rating ${shown}${after != null ? ` → ${after}` : ""}` : "";
-    const away = info.connected === false
-      ? ` · away${info.grace_until_ms != null ? `, grace ${TamskBoard.fmtSecs(Math.max(0, info.grace_until_ms - t))} s` : ""}`
-      : "";
-    const glasses = Object.keys(st.glasses).filter((g) => TamskState.ownerOf(g) === p).map((g) => {
-      const gl = st.glasses[g];
-      const where = gl.square || "beside the board";
-      const sand = st.settings.level < 2 ? "" : gl.dead_at_ms != null && gl.dead_at_ms <= t ? " dead"
-        : gl.started ? ` ${TamskBoard.fmtSecs(TamskState.sandLeft(gl, t))}` : " unstarted";
-      const place = seat === p && !gl.square && st.status.state === "playing"
-        ? h("button", { class: "place", onclick: () => { clearSelection(); ui.placing = g; render(true); }, text: `place ${g}` })
-        : null;
-      return h("li", {}, `${g} ${where}${sand}`, place);
-    });
-    $("#p-" + p).replaceChildren(
-      h("div", { class: "pname" },
-        h("span", { class: "swatch " + p, "aria-hidden": "true" }),
-        `${TamskState.cap(p)}: ${name(p)}${mine}`,
-        st.turn === p && st.status.state === "playing" ? h("strong", { text: " · to move" }) : null),
-      h("div", { text: `rings left ${st.holders[p]}`
-        + (st.penalty_owed[p] && st.status.state === "playing" ? " · penalty ring owed" : "")
-        + (info.lag_ms != null ? ` · lag ${info.lag_ms} ms` : "") + rating + away }),
-      h("ul", { class: "glist" }, ...glasses));
+    $("#p-" + p).replaceChildren(...TamskPanels.player(st, seats, seat, p, t, (g) => {
+      clearSelection();
+      ui.placing = g;
+      render(true);
+    }));
   }
 
   function statusLine() {
-    const over = TamskState.describeStatus(st, { red: name("red"), black: name("black") });
-    // A sentence of its own, whatever follows it.
-    if (over) return /[.!?]$/.test(over) ? over : over + ".";
-    const last = st.last ? ` Last move: ${TamskState.cap(st.last.player)} ${st.last.from ? st.last.from + "-" : "to "}${st.last.to}.` : "";
-    const you = seat ? (st.turn === seat ? " Your move." : " Your opponent's move.") : "";
-    const held = st.held ? ` ${TamskState.cap(st.held.player)} holds ${st.held.glass}.` : "";
-    return `${TamskState.cap(st.turn)} (${name(st.turn)}) to move.${you}${held}${last}`;
+    return TamskPanels.statusLine(st, seats, seat);
   }
 
   let textDrawn = 0;
@@ -520,11 +500,8 @@
     textDrawn = now;
     renderPlayer("red", t);
     renderPlayer("black", t);
-    const n = st.settings.level >= 3 ? TamskState.neutralLeft(st.neutral, t) : null;
-    $("#neutral").textContent = n == null ? "" : n > 0 && st.neutral.target
-      ? `15-second timer: ${TamskBoard.fmtSecs(n)} s on ${TamskState.cap(st.neutral.target[0])}`
-      : n > 0 ? `15-second timer: ${TamskBoard.fmtSecs(n)} s (judges nobody)` : "15-second timer: empty";
-    $("#deadlines").replaceChildren(...TamskDeadlines.list(st, seats, seat, t).map((d) => h("li", { text: d })));
+    $("#neutral").textContent = TamskPanels.neutralLine(st, t);
+    $("#deadlines").replaceChildren(...TamskPanels.deadlines(st, seats, seat, t));
     if (structural) {
       const title = `${name("red")} vs ${name("black")}` + (tv ? " · TAMSK TV" : "");
       $("#title").textContent = title;
@@ -585,7 +562,7 @@
     TamskBoard.draw(board, st, t, ui);
     renderPlayer("red", t);
     renderPlayer("black", t);
-    $("#deadlines").replaceChildren(...TamskDeadlines.list(st, seats, seat, t).map((d) => h("li", { text: d })));
+    $("#deadlines").replaceChildren(...TamskPanels.deadlines(st, seats, seat, t));
     const n = st.settings.level >= 3 ? TamskState.neutralLeft(st.neutral, t) : null;
     $("#neutral").textContent = n == null ? "" : `15-second timer: ${TamskBoard.fmtSecs(n)} s`;
     const items = $("#moves").children;

@@ -27,15 +27,15 @@
       h("tr", { "data-game": String(g.game) },
         playerCell(g.red), playerCell(g.black),
         h("td", { text: Tamsk.levelText(g.level) }),
-        h("td", { text: String(g.move_count) }),
-        h("td", { text: String(g.watchers) }),
+        h("td", { class: "opt", text: String(g.move_count) }),
+        h("td", { class: "opt", text: String(g.watchers) }),
         h("td", {}, gameLink(g.game, g.state === "playing" ? "watch" : "see the end")))));
     fill($("#seeks"), $("#no-seeks"), data.seeks.map((s) =>
       h("tr", {},
         playerCell(s.player),
         h("td", { text: Tamsk.levelText(s.settings.level) }),
-        h("td", { text: s.settings.level >= 2 ? `${s.settings.hourglass_ms / 1000} s` : "–" }),
-        h("td", { text: Tamsk.fmtAgo(s.since_ms) }),
+        h("td", { class: "opt", text: s.settings.level >= 2 ? `${s.settings.hourglass_ms / 1000} s` : "–" }),
+        h("td", { class: "opt", text: Tamsk.fmtAgo(s.since_ms) }),
         h("td", {}, h("button", {
           type: "button", text: "play",
           onclick: (ev) => start(ev, { type: "accept_seek", seek: s.seek }),
@@ -43,8 +43,8 @@
     fill($("#recent"), $("#no-recent"), data.recent.map((g) =>
       h("tr", { "data-game": String(g.id) },
         playerCell(g.red), playerCell(g.black),
-        h("td", { text: Tamsk.levelText(g.level) }),
-        h("td", { text: String(g.move_count) }),
+        h("td", { class: "opt", text: Tamsk.levelText(g.level) }),
+        h("td", { class: "opt", text: String(g.move_count) }),
         h("td", { text: g.result || g.reason || g.state }),
         h("td", {}, gameLink(g.id, "replay")))));
   }

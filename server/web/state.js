@@ -283,6 +283,29 @@ const TamskState = (() => {
     return Math.max(0, n.sand.top_ms - Math.max(0, t - n.sand.since_ms));
   }
 
+  // A move typed in the notation, as the action it asks for (without `drop`, which the
+  // page adds): `d1-d2` a move, `X@c3` a placement, `p@c3` the penalty ring; else null.
+  function parseTyped(raw) {
+    const text = raw.trim().toLowerCase();
+    let m;
+    if ((m = /^([a-g][1-7])\s*-\s*([a-g][1-7])$/.exec(text))) return { type: "move", from: m[1], to: m[2] };
+    if ((m = /^([xyzabc])\s*@\s*([a-g][1-7])$/.exec(text))) return { type: "place", glass: m[1].toUpperCase(), to: m[2] };
+    if ((m = /^p\s*@\s*([a-g][1-7])$/.exec(text))) return { type: "penalty_drop", at: m[1] };
+    return null;
+  }
+
+  // A socket with all the rings it can take.
+  function isFull(st, sq) {
+    const info = st.board[sq];
+    return !!info && info.rings >= info.capacity;
+  }
+
+  // Releasing onto a full socket loses (the rulebook's rule, `full_socket: "lose"`), rather
+  // than being refused (`"reject"`).
+  function fullLoses(st) {
+    return st.settings.full_socket !== "reject";
+  }
+
   function isOver(st) {
     return st.status.state !== "playing";
   }
@@ -381,6 +404,6 @@ const TamskState = (() => {
 
   return {
     fromView, applyEvent, applyPlay, implied, playOf, sandLeft, neutralLeft, isOver, endedAt, describeStatus, describeEntry,
-    ownerOf, cap, OTHER,
+    ownerOf, cap, OTHER, isFull, fullLoses, parseTyped,
   };
 })();

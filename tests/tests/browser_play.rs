@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use protocol::board::Square;
 use protocol::game::{Action, Player};
 use protocol::settings::{Level, Settings};
 use protocol::view::GameView;
@@ -85,6 +86,12 @@ async fn a_reload_resumes_the_players_seat() {
     // A dropped connection (not a reload): the page connects again and resumes too.
     let resumes = b.eval("window.__tamsk.resumes").await.as_u64().unwrap();
     b.eval("window.__tamsk.session().ws.close(); 1").await;
+    // Offline, the page says so until it is back (nothing can be played meanwhile).
+    b.wait_for(
+        "document.body.dataset.mode === 'connecting' && document.getElementById('controls').hidden",
+        "the page offline",
+    )
+    .await;
     b.wait_for(
         &format!("window.__tamsk.resumes > {resumes} && document.body.dataset.mode === 'live'"),
         "the page to reconnect and resume",
@@ -496,6 +503,179 @@ async fn placement_by_click_and_a_typed_move() {
         .await;
     assert!(error.as_str().unwrap().contains("is not a move"), "{error}");
     b.screenshot("game-placement").await;
+    b.assert_no_errors();
+    b.close().await;
+}
+
+/// A full destination, where releasing loses (the rulebook's `full_socket: lose`), is drawn
+/// apart from a safe one (`loses`, a red finer dash), and a click there asks first: the
+/// dismissed question sends nothing (the safe move made next is the game's next move).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_destination_is_drawn_as_a_loss_and_asks_first() {
+    let _one = ONE_BROWSER.lock().await;
+    let mut config = test_config();
+    config.abort_ms = 20_000;
+    let server = TestServer::start_with(config).await;
+    let mut opponent = Client::new_player(&server, "Opponent").await;
+    opponent
+        .send(&ClientMessage::Seek {
+            settings: Settings::level(Level::One),
+            rated: Some(false),
+        })
+        .await;
+    assert!(matches!(
+        opponent.recv().await,
+        ServerMessage::Seeking { .. }
+    ));
+    let b = Browser::launch().await;
+    b.goto(&format!("http://{}/", server.addr)).await;
+    b.wait_for(
+        "document.querySelector('#seeks tbody tr button') != null",
+        "the open seek in the lobby",
+    )
+    .await;
+    b.eval("document.getElementById('name').value = 'Clicker'; 1")
+        .await;
+    b.click("#seeks tbody tr button").await;
+    b.wait_for(
+        "document.body.dataset.mode === 'live' && document.body.dataset.seat !== ''",
+        "the game page with a seat",
+    )
+    .await;
+    let mut opp = Follower::await_snapshot(opponent).await;
+    let me = opp.seat().other();
+    // The page's move by clicks, once it shows the position the opponent's replica has.
+    async fn click_move(b: &Browser, opp: &mut Follower, me: Player, from: Square, to: Square) {
+        b.wait_for(
+            &format!("Number(document.body.dataset.seq) >= {}", opp.seq),
+            "the page to be up to date",
+        )
+        .await;
+        b.click(&format!(".socket[data-square={from}]")).await;
+        b.click(&format!(".socket[data-square={to}]")).await;
+        opp.until(
+            "the page's move",
+            |e| matches!(e, protocol::game::Event::MoveReleased { player, .. } if *player == me),
+        )
+        .await;
+    }
+    async fn opponent_moves(opp: &mut Follower) {
+        let action = some_move(opp).expect("a move for the opponent");
+        let them = opp.seat();
+        opp.act(action).await;
+        opp.until(
+            "the opponent's move",
+            |e| matches!(e, protocol::game::Event::MoveReleased { player, .. } if *player == them),
+        )
+        .await;
+    }
+    if opp.replica.turn() != me {
+        opponent_moves(&mut opp).await;
+    }
+    // A move of ours that fills its destination, then that glass steps on to a socket
+    // beside it: the socket it left is a full, free neighbour.
+    let fills = |g: &protocol::game::Game| {
+        g.legal_actions(me).into_iter().find_map(|a| match a {
+            Action::Move {
+                from,
+                to,
+                drop: true,
+            } => {
+                let mut after = g.clone();
+                after.apply(me, a, g.now()).ok()?;
+                (after.is_full(to) && !g.is_full(to)).then_some((from, to))
+            }
+            _ => None,
+        })
+    };
+    let (from, full) = fills(&opp.replica).expect("a move that fills its socket");
+    click_move(&b, &mut opp, me, from, full).await;
+    opponent_moves(&mut opp).await;
+    let on = opp
+        .replica
+        .legal_actions(me)
+        .into_iter()
+        .find_map(|a| match a {
+            Action::Move {
+                from,
+                to,
+                drop: true,
+            } if from == full && !opp.replica.is_full(to) => Some(to),
+            _ => None,
+        })
+        .expect("a step on from the full socket");
+    click_move(&b, &mut opp, me, full, on).await;
+    let them = opp.seat();
+    let action = opp
+        .replica
+        .legal_actions(them)
+        .into_iter()
+        .find(|a| matches!(a, Action::Move { to, drop: true, .. } if *to != full && !opp.replica.is_full(*to)))
+        .expect("a move for the opponent");
+    opp.act(action).await;
+    opp.until(
+        "the opponent's move",
+        |e| matches!(e, protocol::game::Event::MoveReleased { player, .. } if *player == them),
+    )
+    .await;
+    b.wait_for(
+        &format!("Number(document.body.dataset.seq) >= {}", opp.seq),
+        "the page to be up to date",
+    )
+    .await;
+
+    b.click(&format!(".socket[data-square={on}]")).await;
+    let class = b
+        .wait_for(
+            &format!(
+                "document.querySelector('.socket[data-square={full}]').getAttribute('class').includes('target') \
+                 && document.querySelector('.socket[data-square={full}]').getAttribute('class')"
+            ),
+            "the full socket among the destinations",
+        )
+        .await;
+    assert!(class.as_str().unwrap().contains("loses"), "{class}");
+    let safe = b
+        .eval(
+            "[...document.querySelectorAll('.socket.target')].map(s => s.getAttribute('class') + ' ' + s.dataset.square)",
+        )
+        .await;
+    let safe: Vec<String> = serde_json::from_value(safe).unwrap();
+    let safe_target = safe
+        .iter()
+        .find(|c| !c.contains("loses"))
+        .and_then(|c| c.split(' ').next_back())
+        .expect("a safe destination too")
+        .to_string();
+    b.screenshot("game-full-destination").await;
+    // Asked, answered no: nothing is sent, the glass stays selected.
+    b.eval(
+        "window.__asked = []; window.confirm = (m) => { window.__asked.push(m); return false; }; 1",
+    )
+    .await;
+    b.click(&format!(".socket[data-square={full}]")).await;
+    let asked = b.eval("window.__asked").await;
+    let asked: Vec<String> = serde_json::from_value(asked).unwrap();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0].contains(&full.to_string()) && asked[0].contains("loses"),
+        "{asked:?}"
+    );
+    b.click(&format!(".socket[data-square={safe_target}]"))
+        .await;
+    let (ev, _) = opp
+        .until(
+            "the page's next move",
+            |e| matches!(e, protocol::game::Event::MoveReleased { player, .. } if *player == me),
+        )
+        .await;
+    let entry = ev.entry().expect("an entry");
+    assert!(
+        matches!(entry.kind, protocol::record::EntryKind::Act { action: Action::Move { from, to, .. }, .. }
+            if from == on && to.to_string() == safe_target),
+        "the safe move, not the full socket: {entry:?}"
+    );
+    assert!(opp.replica.is_playing(), "the game goes on");
     b.assert_no_errors();
     b.close().await;
 }

@@ -12,10 +12,11 @@ use protocol::game::{Action, Player};
 use protocol::rating::TimeControl;
 use protocol::settings::{Level, Settings};
 use protocol::view::GameView;
+use protocol::wire::ClientMessage;
 use serde_json::Value;
 use tamsk_tests::browser::Browser;
 use tamsk_tests::pages::*;
-use tamsk_tests::{get_json, start_game, test_config, TestServer};
+use tamsk_tests::{get_json, start_game, test_config, Client, Follower, TestServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lobby_lists_a_live_game_and_its_watcher_sees_each_move_within_200_ms() {
@@ -374,6 +375,85 @@ async fn ratings_deadlines_and_the_watchers_help_show_and_a_bad_game_id_is_said_
     b.errors.lock().expect("errors").retain(|e| {
         !(e.contains("404") && e.contains("/api/games/0193a3f0-7c1e-7d3a-9f2b-3f9a0c1d2e3f/replay"))
     });
+    b.assert_no_errors();
+    b.close().await;
+}
+
+/// On a phone the lobby fits across: with the longest names a player may have in every
+/// table (a live game, an open seek, finished games), nothing is wider than the screen
+/// and every link is on it (the recent games' "replay" links were off the right edge).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lobby_fits_a_phone_with_the_longest_names() {
+    let _one = ONE_BROWSER.lock().await;
+    let server = TestServer::start().await;
+    // Names of 24 characters, the most a name may have.
+    let long = |n: usize| format!("Bartholomew Abernathy {n:02}");
+    let settings = Settings::blitz(Level::Three);
+    let mut live = Vec::new();
+    for g in 0..4 {
+        let mut x = Client::new_player(&server, &long(2 * g)).await;
+        let mut y = Client::new_player(&server, &long(2 * g + 1)).await;
+        for c in [&mut x, &mut y] {
+            c.send(&ClientMessage::Seek {
+                settings: settings.clone(),
+                rated: None,
+            })
+            .await;
+        }
+        let mut x = Follower::await_snapshot(x).await;
+        let _y = Follower::await_snapshot(y).await;
+        if g < 3 {
+            // Finished: listed among the recent games, with its result.
+            x.act(Action::Resign).await;
+            x.until("the end", |e| {
+                matches!(e, protocol::game::Event::GameEnded { .. })
+            })
+            .await;
+        } else {
+            live.push((x, _y));
+        }
+    }
+    let mut seeker = Client::new_player(&server, &long(99)).await;
+    seeker
+        .send(&ClientMessage::Seek {
+            settings: Settings::blitz(Level::One),
+            rated: None,
+        })
+        .await;
+    let b = Browser::launch().await;
+    b.viewport(390, 844, true).await;
+    b.goto(&format!("http://{}/", server.addr)).await;
+    b.wait_for(
+        "document.querySelectorAll('#recent tbody tr').length >= 3 \
+         && document.querySelectorAll('#live-games tbody tr').length >= 1 \
+         && document.querySelectorAll('#seeks tbody tr').length >= 1",
+        "every table filled",
+    )
+    .await;
+    b.screenshot("lobby-phone").await;
+    b.eval("document.getElementById('recent').scrollIntoView(); 1")
+        .await;
+    b.screenshot("lobby-phone-recent").await;
+    let width = b
+        .eval("[document.documentElement.scrollWidth, window.innerWidth]")
+        .await;
+    let (scroll, inner) = (width[0].as_f64().unwrap(), width[1].as_f64().unwrap());
+    assert!(
+        scroll <= inner + 1.0,
+        "the page is {scroll} px wide in {inner}"
+    );
+    let off = b
+        .eval(
+            "[...document.querySelectorAll('main a, main button')] \
+             .filter(e => e.offsetParent !== null && e.getBoundingClientRect().right > window.innerWidth + 1) \
+             .map(e => e.innerText)",
+        )
+        .await;
+    assert_eq!(
+        off,
+        serde_json::json!([]),
+        "links and buttons off the screen"
+    );
     b.assert_no_errors();
     b.close().await;
 }

@@ -42,6 +42,29 @@ async fn pages_and_their_files_are_served_from_the_binary() {
         "{}",
         missing.body
     );
+    // A path with nothing at it: a page for a browser (linking to the lobby), JSON for
+    // a client that asks for it, a line of text else; 404 each time.
+    for path in ["/nonexistent", "/game/", "/games/x/y"] {
+        let page = http_get(server.addr, path, Some("text/html,*/*;q=0.8")).await;
+        assert_eq!(page.status, 404, "{path}");
+        assert_eq!(
+            page.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        assert!(
+            page.body.contains("No such page") && page.body.contains("href=\"/\""),
+            "{}",
+            page.body
+        );
+        assert!(page.body.contains(&format!("<code>{path}</code>")));
+        let json = http_get(server.addr, path, Some("application/json")).await;
+        assert_eq!(json.status, 404, "{path}");
+        let v: serde_json::Value = serde_json::from_str(&json.body).expect("JSON");
+        assert_eq!(v["error"], "not_found", "{v}");
+        let text = http_get(server.addr, path, None).await;
+        assert_eq!(text.status, 404, "{path}");
+        assert!(text.body.starts_with("not_found: "), "{}", text.body);
+    }
     // The routes other clients rely on are still there, as before.
     let games = http_get(server.addr, "/games", None).await;
     assert_eq!(games.status, 200);

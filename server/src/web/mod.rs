@@ -57,6 +57,11 @@ const ASSETS: &[Asset] = &[
         body: include_str!("../../web/deadlines.js"),
     },
     Asset {
+        name: "panels.js",
+        content_type: JS,
+        body: include_str!("../../web/panels.js"),
+    },
+    Asset {
         name: "game.js",
         content_type: JS,
         body: include_str!("../../web/game.js"),
@@ -85,6 +90,71 @@ pub fn routes() -> Router<Arc<Hub>> {
         .route("/game/{id}", get(|_: Path<String>| async { page(GAME) }))
         .route("/static/{name}", get(asset))
         .merge(api::routes())
+}
+
+/// Any path the server has nothing at (not under `/api/`, which answers JSON `not_found`
+/// itself): 404, in the form the client asked for: JSON `not_found` when it accepts
+/// JSON; for a browser (it accepts HTML) a page that says so and links to the lobby
+/// (an empty answer showed the browser's own error page); else a line of text.
+pub async fn unknown_path(uri: axum::http::Uri, headers: axum::http::HeaderMap) -> Response {
+    let path = uri.path();
+    let accepts = |kind: &str| {
+        headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.to_ascii_lowercase().contains(kind))
+    };
+    let message = format!("there is nothing at {path}: the lobby is /, a game's page /game/ID");
+    if accepts("application/json") {
+        let body = serde_json::json!({"error": "not_found", "message": message});
+        return (StatusCode::NOT_FOUND, axum::Json(body)).into_response();
+    }
+    if accepts("text/html") {
+        let body = MISSING.replace("{path}", &escape_html(path));
+        return (
+            StatusCode::NOT_FOUND,
+            [
+                (header::CONTENT_TYPE, HTML),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            body,
+        )
+            .into_response();
+    }
+    (StatusCode::NOT_FOUND, format!("not_found: {message}\n")).into_response()
+}
+
+/// The page of [`unknown_path`] (`{path}` is replaced by the path asked for).
+const MISSING: &str = r#"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>No such page · TAMSK online</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/static/style.css">
+</head>
+<body data-mode="missing">
+<header class="top">
+  <a href="/" class="brand">TAMSK online</a>
+  <nav><a href="/">Lobby</a> <a href="/tv">TV</a></nav>
+</header>
+<main>
+  <h1>No such page</h1>
+  <p>There is nothing at <code>{path}</code>. The <a href="/">lobby</a> lists the live games,
+  the open seeks and the recent games; a game's page is <code>/game/</code> and its id, as
+  the lobby links it.</p>
+</main>
+</body>
+</html>
+"#;
+
+fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 fn page(body: &'static str) -> Response {
