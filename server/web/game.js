@@ -276,6 +276,8 @@
     seats = { red: s.red, black: s.black };
     watchers = s.watchers;
     st = TamskState.fromView(s.view, s.view.settings);
+    // Said beside the names: rated (in its control) or casual.
+    st.kind = s.rated ? (s.tc ? `rated ${s.tc}` : "rated") : "casual";
     seq = s.seq;
     setBase(s.now_ms);
     lines = [];
@@ -503,7 +505,8 @@
     $("#neutral").textContent = TamskPanels.neutralLine(st, t);
     $("#deadlines").replaceChildren(...TamskPanels.deadlines(st, seats, seat, t));
     if (structural) {
-      const title = `${name("red")} vs ${name("black")}` + (tv ? " · TAMSK TV" : "");
+      const title = `${name("red")} vs ${name("black")}` + (st.kind ? ` · ${st.kind}` : "")
+        + (tv ? " · TAMSK TV" : "");
       $("#title").textContent = title;
       // The tab says when it is your move (for a player looking at another tab).
       document.title = (myTurn() ? "● Your move · " : "") + title;

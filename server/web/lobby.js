@@ -94,9 +94,12 @@
         return;
       }
       const mode = document.querySelector("input[name=mode]:checked").value;
+      // Unticked: a casual game; ticked, the server's rule (rated when the settings are
+      // a named time control).
+      const casual = $("#rated").checked ? {} : { rated: false };
       request = mode === "bot"
-        ? { type: "play_bot", settings, level: $("#bot-level").value }
-        : { type: "seek", settings };
+        ? { type: "play_bot", settings, level: $("#bot-level").value, ...casual }
+        : { type: "seek", settings, ...casual };
     }
     const known = Tamsk.identity();
     const hello = known && known.name === name ? { token: known.token } : { name };

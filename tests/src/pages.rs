@@ -116,11 +116,25 @@ pub async fn play_bot_level_from_lobby(
     settings: &str,
     level: &str,
 ) -> String {
+    play_bot_from_form(b, base, name, settings, level, true).await
+}
+
+/// [`play_bot_level_from_lobby`], with the form's "rated" box ticked or not (unticked: a
+/// casual game).
+pub async fn play_bot_from_form(
+    b: &Browser,
+    base: &str,
+    name: &str,
+    settings: &str,
+    level: &str,
+    rated: bool,
+) -> String {
     b.goto(&format!("{base}/")).await;
     b.eval(&format!(
         "document.getElementById('name').value = {n}; \
          document.getElementById('settings-json').value = {s}; \
-         document.getElementById('bot-level').value = {l}; 1",
+         document.getElementById('bot-level').value = {l}; \
+         document.getElementById('rated').checked = {rated}; 1",
         n = serde_json::json!(name),
         s = serde_json::json!(settings),
         l = serde_json::json!(level)

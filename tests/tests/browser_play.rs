@@ -29,7 +29,14 @@ async fn a_reload_resumes_the_players_seat() {
     let server = TestServer::start_with(config).await;
     let b = Browser::launch().await;
     let base = format!("http://{}", server.addr);
-    let id = play_bot_from_lobby(&b, &base, "Reloader", r#"{"level":1}"#).await;
+    // A named control, so rated unless asked otherwise: the form's "rated" box unticked
+    // makes it casual, which the page says beside the names.
+    let id = play_bot_from_form(&b, &base, "Reloader", r#"{"level":1}"#, "normal", false).await;
+    b.wait_for(
+        "document.getElementById('title').innerText.endsWith(' · casual')",
+        "the game said to be casual",
+    )
+    .await;
     let seat = b.eval("document.body.dataset.seat").await;
     let game: GameId = id.parse().expect("a game id");
     let mut watch = watcher(&server, game).await;

@@ -274,6 +274,11 @@ async fn ratings_deadlines_and_the_watchers_help_show_and_a_bad_game_id_is_said_
         "the game page with the players",
     )
     .await;
+    let title = b.eval("document.getElementById('title').innerText").await;
+    assert!(
+        title.as_str().unwrap().ends_with(" · rated blitz"),
+        "rated, in its control: {title}"
+    );
     for p in ["red", "black"] {
         let panel = b
             .eval(&format!("document.getElementById('p-{p}').innerText"))
