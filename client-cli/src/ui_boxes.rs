@@ -114,7 +114,7 @@ const PLAYER_HELP: &[&str] = &[
     "  d1-d2 move and drop · d1-d2. without dropping · start d1 · release d2",
     "  drop · drop e4 (penalty ring) · claim · flip · resign · win · quit",
     "  after a game: new · rematch · decline rematch; accept · decline",
-    "",
+    "Board: a socket's digit is how many rings it can still take (0: full).",
     "Any key closes this help.",
 ];
 
@@ -127,7 +127,8 @@ const WATCHER_HELP: &[&str] = &[
     "  q Esc   stop watching",
     "",
     "The sand, the 15-second timer and every deadline run on the screen;",
-    "the log tells each move in words.",
+    "the log tells each move in words. A socket's digit on the board is how",
+    "many rings it can still take (0: full).",
     "",
     "Any key closes this help.",
 ];

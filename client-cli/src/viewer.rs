@@ -266,6 +266,14 @@ fn panel(v: &Viewer, game: &Game, now: u64, size: Size) -> Vec<Line<'static>> {
             }
         }
     }
+    // The large layout has the room to say what the board's digits are (the compact one
+    // says it in the help of a game played or watched).
+    if size == Size::Large {
+        panel.push(Line::styled(
+            "A socket's digit: the rings it can still take.",
+            Style::new().fg(Color::DarkGray),
+        ));
+    }
     panel
 }
 

@@ -140,6 +140,11 @@ fn the_screen_shows_the_board_the_sand_and_the_entries() {
     let text = screen(&v);
     assert!(text.contains("Red wins: neither player can move"), "{text}");
     assert!(text.contains("<- decides"), "{text}");
+    // The board's digits are said (the large layout has the room).
+    assert!(
+        text.contains("A socket's digit: the rings it can still take."),
+        "{text}"
+    );
 }
 
 #[test]
