@@ -33,6 +33,13 @@ pub enum Out {
     Ended,
     /// A numbered change: to everyone following the game (already in the history).
     Event(GameEvent),
+    /// Seat `player`'s grace ran out at `expired_ms`, or (`None`) he is back after it
+    /// did: to keep with the game (a restart or a takeover then keeps it: see
+    /// [`Room::restore_expired`]).
+    Absence {
+        player: Player,
+        expired_ms: Option<u64>,
+    },
 }
 
 /// At most one presence event per seat in this much game time: a change within it is
@@ -238,9 +245,14 @@ impl Room {
             if let Some(a) = self.away[p.index()].as_mut() {
                 if !a.expired && a.until_ms <= now && self.game.is_playing() {
                     a.expired = true;
+                    let expired_ms = Some(a.until_ms);
                     // Its instant is the player's `grace_until_ms`, which every client
                     // knows from his departure.
                     self.publish(Change::GraceExpired { player: p }, now);
+                    self.out.push(Out::Absence {
+                        player: p,
+                        expired_ms,
+                    });
                 }
             }
         }
@@ -337,7 +349,31 @@ impl Room {
 
     /// `p`'s seat has a connection again.
     pub fn arrive(&mut self, p: Player, now: u64) {
-        if self.away[p.index()].take().is_some() && self.game.is_playing() {
+        let Some(away) = self.away[p.index()].take() else {
+            return;
+        };
+        if self.game.is_playing() {
+            if away.expired {
+                self.out.push(Out::Absence {
+                    player: p,
+                    expired_ms: None,
+                });
+            }
+            self.presence_changed(p, now);
+        }
+    }
+
+    /// A game rebuilt after a restart or a takeover whose seat `p` was away past his
+    /// grace since `expired_ms`: he stays so (not a fresh grace), so that the opponent's
+    /// claim window counts from then and, once the opponent is here, an abandonment due
+    /// meanwhile is carried out at once.
+    pub fn restore_expired(&mut self, p: Player, expired_ms: u64, now: u64) {
+        if self.game.is_playing() {
+            self.away[p.index()] = Some(Away {
+                left_seq: self.seq + 1,
+                until_ms: expired_ms,
+                expired: true,
+            });
             self.presence_changed(p, now);
         }
     }

@@ -23,6 +23,8 @@ struct Table {
     events: Vec<GameEvent>,
     entries_out: u64,
     ended: usize,
+    /// The absences to keep with the game (`Out::Absence`), in order.
+    absences: Vec<(Player, Option<u64>)>,
 }
 
 impl Table {
@@ -34,6 +36,7 @@ impl Table {
             events: Vec::new(),
             entries_out: 0,
             ended: 0,
+            absences: Vec::new(),
         }
     }
 
@@ -58,6 +61,7 @@ impl Table {
                     assert!(!self.room.game().is_playing() || self.ended > 0);
                     self.ended += 1;
                 }
+                Out::Absence { player, expired_ms } => self.absences.push((player, expired_ms)),
                 Out::Event(ev) => {
                     assert_eq!(ev.seq, self.events.len() as u64 + 1, "numbered in order");
                     if let Some(entry) = ev.entry() {
@@ -248,6 +252,70 @@ fn a_player_away_past_his_grace_loses_to_a_claim() {
     );
     assert_eq!(t.ended, 1);
     assert_eq!(&t.replica, t.room.game());
+}
+
+/// What a restart or a takeover keeps of presence: a grace running out is an absence to
+/// keep (its instant), a return after it another (`None`); a room rebuilt with it has the
+/// seat away past his grace at once: claimable, and the claim window counts from the
+/// expiry, so that one that closed meanwhile ends the game at once.
+#[test]
+fn an_expired_grace_is_kept_and_a_rebuilt_room_restores_it() {
+    let mut t = Table::new(unhurried());
+    let first = opening(t.room.game());
+    t.room.act(Player::Red, first, 100, 100, None).unwrap();
+    t.room.leave(Player::Black, 1_000);
+    t.room.arrive(Player::Black, 2_000);
+    t.take();
+    assert_eq!(t.absences, [], "back within his grace: nothing to keep");
+    t.room.leave(Player::Black, 3_000);
+    t.take();
+    t.run_until(13_000);
+    assert_eq!(t.absences, [(Player::Black, Some(13_000))]);
+    t.room.arrive(Player::Black, 14_000);
+    t.take();
+    assert_eq!(
+        t.absences,
+        [(Player::Black, Some(13_000)), (Player::Black, None)]
+    );
+
+    // Rebuilt (the same entry) within the claim window: Red may claim at once.
+    let rebuilt = |now: u64| {
+        let mut r = Table::new(unhurried());
+        r.room.act(Player::Red, first, 100, 100, None).unwrap();
+        r.room.catch_up(now, now);
+        r.room.restore_expired(Player::Black, 13_000, now);
+        r.take();
+        r
+    };
+    let mut r = rebuilt(15_000);
+    assert_eq!(
+        r.room.next_deadline(),
+        Some(13_000 + GRACES.claim_window_ms),
+        "the window counts from the expiry"
+    );
+    r.room.claim_abandonment(Player::Red, 15_000).unwrap();
+    r.take();
+    assert!(matches!(
+        r.room.entries().last().unwrap().kind,
+        EntryKind::Abandon {
+            player: Player::Black
+        }
+    ));
+    // Rebuilt after the window closed: the game is ended for Red at once.
+    let mut r = rebuilt(20_000);
+    r.room.on_time(20_000);
+    r.take();
+    let last = r.room.entries().last().unwrap();
+    assert_eq!(
+        (last.at_ms, &last.kind),
+        (
+            20_000,
+            &EntryKind::Abandon {
+                player: Player::Black
+            }
+        )
+    );
+    assert_eq!(&r.replica, r.room.game());
 }
 
 #[test]

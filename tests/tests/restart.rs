@@ -148,3 +148,71 @@ async fn stop_aborts_without_resumption(db: TestDb) {
     ));
     server.stop().await;
 }
+
+backend_tests!(
+    #[tokio::test]
+    an_absence_past_its_grace_outlives_a_restart,
+    an_absence_past_its_grace_outlives_a_restart_on_postgres => absence_outlives_a_restart
+);
+
+/// Presence is kept with a live game for this only: a seat away past his grace before a
+/// restart stays so, and the opponent's claim window counts from the expiry (it was a
+/// fresh grace for him, and an abandonment that fell due meanwhile was never carried
+/// out). Black leaves, his grace runs out, the server is down for longer than the claim
+/// window: when Red comes back, the game is ended for him at once (Black abandoned), not
+/// a grace and a window later.
+async fn absence_outlives_a_restart(db: TestDb) {
+    let config = server::Config {
+        reconnect_grace: std::time::Duration::from_millis(1_000),
+        claim_window: std::time::Duration::from_millis(1_500),
+        ..db.config()
+    };
+    let server = TestServer::start_with(config.clone()).await;
+    let (mut red, mut black) = start_game(&server, &settings()).await;
+    two_moves(&mut red, &mut black).await;
+    let id = red.game;
+    black.client.send(&ClientMessage::Leave { game: id }).await;
+    red.until_change("Black's grace to run out", |c| {
+        matches!(
+            c,
+            protocol::wire::Change::GraceExpired {
+                player: Player::Black
+            }
+        )
+    })
+    .await;
+    server.stop().await;
+    // Down for longer than what was left of the claim window (an outage's length: there
+    // is nothing to wait for).
+    tokio::time::sleep(std::time::Duration::from_millis(1_600)).await;
+
+    let server = TestServer::start_with(config).await;
+    let (mut client, games) = Client::returning(&server, &red.client.token).await;
+    assert_eq!(games, [id]);
+    client
+        .send(&ClientMessage::Join {
+            game: id,
+            after_seq: None,
+        })
+        .await;
+    let mut red = Follower::await_snapshot(client).await;
+    let back_at = red.snapshot.now_ms;
+    assert!(!red.snapshot.black.connected, "Black is still away");
+    if red.replica.is_playing() {
+        red.until("the end", |e| matches!(e, Event::GameEnded { .. }))
+            .await;
+    }
+    let end = red.entries.last().expect("entries").clone();
+    assert_eq!(
+        end.kind,
+        protocol::record::EntryKind::Abandon {
+            player: Player::Black
+        }
+    );
+    assert!(
+        end.at_ms < back_at + 1_000,
+        "at once (at {}), not after a fresh grace from {back_at}",
+        end.at_ms
+    );
+    server.stop().await;
+}

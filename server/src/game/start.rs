@@ -91,6 +91,7 @@ pub fn restore(
         game,
         entries,
         tournament,
+        expired,
     } = live;
     let id = start_info.id;
     // Sequence numbers of this run start above any the last run gave (at most 1,000 a
@@ -114,6 +115,10 @@ pub fn restore(
                 remote: false,
             });
             task.send_snapshot(&peer, Some(p));
+        } else if let Some(expired_ms) = expired[p.index()] {
+            // Gone past his grace before: still so (presence is kept for this only).
+            task.room.restore_expired(p, expired_ms, now);
+            task.flush();
         } else {
             task.after_detach(Some(p));
         }

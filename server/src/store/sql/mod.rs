@@ -208,6 +208,27 @@ pub async fn write_batch(
                     write_entries(&mut tx, &mut entries, &mut refused, journal).await?;
                 }
             }
+            Write::Absence {
+                game,
+                epoch,
+                player,
+                expired_ms,
+            } => {
+                // Only by the game's owner (its epoch), as its journal rows.
+                let column = match player {
+                    protocol::game::Player::Red => "red_expired_ms",
+                    protocol::game::Player::Black => "black_expired_ms",
+                };
+                sqlx::query(&format!(
+                    "UPDATE games SET {column} = $1 \
+                     WHERE id = $2 AND owner_epoch = $3 AND state = 'playing'"
+                ))
+                .bind(expired_ms.map(ms))
+                .bind(gid(*game))
+                .bind(ms(*epoch))
+                .execute(&mut *tx)
+                .await?;
+            }
             Write::GameEnded(end, _) => {
                 // The journal rows of this game go in before its end deletes them.
                 write_entries(&mut tx, &mut entries, &mut refused, journal).await?;
