@@ -218,3 +218,31 @@ fn a_snapshot_shows_each_players_compensation() {
         Some(15_100 + view.compensation_ms.red)
     );
 }
+
+/// A `lag` entry that lowers a player's compensation past a deadline judging him fires it
+/// at the entry's own instant, never earlier (RULES.md decision 16).
+#[test]
+fn a_lower_lag_past_a_deadline_fires_it_at_the_lag_entrys_instant() {
+    let mut game = Game::new(Settings::level(Level::Three));
+    game.set_lag(Player::Red, 300);
+    game.apply(Player::Black, Action::Flip, 100).unwrap();
+    assert_eq!(game.next_deadline(), Some(15_400));
+    // At 15,300 his lag falls to nothing: the nominal 15,100 is past.
+    let entry = Entry {
+        at_ms: 15_300,
+        kind: EntryKind::Lag {
+            player: Player::Red,
+            lag_ms: 0,
+        },
+    };
+    let mut events = entry.apply_to(&mut game).unwrap();
+    events.extend(game.advance(15_300));
+    let expired = events
+        .iter()
+        .find_map(|e| match e {
+            Event::NeutralExpired { at, .. } => Some(*at),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the timer ran out: {events:?}"));
+    assert_eq!(expired, 15_300, "at the lag entry's instant: {events:?}");
+}
