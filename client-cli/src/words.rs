@@ -122,13 +122,7 @@ pub fn event(e: &Event) -> String {
 }
 
 pub fn abort(reason: &AbortReason) -> String {
-    match reason {
-        AbortReason::NoFirstMove { player } => {
-            format!("{player} did not make his first move in time")
-        }
-        AbortReason::Shutdown => "the server shut down".into(),
-        AbortReason::BothAbsent => "both players left before both had made a first move".into(),
-    }
+    reason.describe()
 }
 
 /// The result of a game that is over, in one line.

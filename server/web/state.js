@@ -350,9 +350,10 @@ const TamskState = (() => {
     if (st.status.state === "aborted") {
       const r = st.status.reason || {};
       const why = {
-        no_first_move: `${cap(r.player)} did not make a first move in time`,
+        // The words of the records and the terminal (`AbortReason::describe`).
+        no_first_move: `${cap(r.player)} did not make his first move in time`,
         shutdown: "the server shut down",
-        both_absent: "both players left before both had moved",
+        both_absent: "both players left before both had made a first move",
       }[r.type];
       return "Aborted" + (why ? `: ${why}` : "");
     }

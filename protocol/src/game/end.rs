@@ -144,6 +144,19 @@ pub enum AbortReason {
     BothAbsent,
 }
 
+impl AbortReason {
+    /// Why, in words (records, the replay page and the terminal say it alike).
+    pub fn describe(&self) -> String {
+        match self {
+            AbortReason::NoFirstMove { player } => {
+                format!("{player} did not make his first move in time")
+            }
+            AbortReason::Shutdown => "the server shut down".into(),
+            AbortReason::BothAbsent => "both players left before both had made a first move".into(),
+        }
+    }
+}
+
 /// Where a game stands.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "state", rename_all = "snake_case")]

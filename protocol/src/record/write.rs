@@ -29,24 +29,12 @@ pub fn describe_state(game: &Game) -> String {
     match game.status() {
         Status::Finished { outcome } => outcome.describe(),
         Status::Aborted { reason, at_ms } => {
-            format!("aborted at {}: {}", instant(*at_ms), abort_words(reason))
+            format!("aborted at {}: {}", instant(*at_ms), reason.describe())
         }
         Status::Playing if game.is_ending() => {
             "unfinished: neither player can move, the last drop windows are open".to_string()
         }
         Status::Playing => format!("unfinished: {} to move", game.turn()),
-    }
-}
-
-fn abort_words(reason: &AbortReason) -> String {
-    match reason {
-        AbortReason::NoFirstMove { player } => {
-            format!("{player} did not make his first move in time")
-        }
-        AbortReason::Shutdown => "the server shut down".to_string(),
-        AbortReason::BothAbsent => {
-            "both players left before both had made a first move".to_string()
-        }
     }
 }
 

@@ -85,7 +85,9 @@ pub fn frames(record: &Record) -> Result<Replay, BadRecord> {
     let result = match game.status() {
         protocol::game::Status::Playing => None,
         protocol::game::Status::Finished { outcome } => Some(outcome.describe()),
-        protocol::game::Status::Aborted { reason, .. } => Some(aborted(reason)),
+        protocol::game::Status::Aborted { reason, .. } => {
+            Some(format!("Aborted: {}", reason.describe()))
+        }
     };
     Ok(Replay {
         settings: record.settings.clone(),
@@ -93,18 +95,6 @@ pub fn frames(record: &Record) -> Result<Replay, BadRecord> {
         frames,
         result,
     })
-}
-
-/// Why a game was called off, in words.
-fn aborted(reason: &protocol::game::AbortReason) -> String {
-    use protocol::game::AbortReason;
-    match reason {
-        AbortReason::NoFirstMove { player } => {
-            format!("Aborted: {player} did not make a first move in time")
-        }
-        AbortReason::Shutdown => "Aborted: the server shut down".into(),
-        AbortReason::BothAbsent => "Aborted: both players left before both had moved".into(),
-    }
 }
 
 #[cfg(test)]
