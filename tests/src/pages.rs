@@ -119,6 +119,22 @@ pub async fn play_bot_level_from_lobby(
     play_bot_from_form(b, base, name, settings, level, true).await
 }
 
+/// Takes the first open seek the lobby lists (already open in `b`) as the player `name`;
+/// returns once the game page follows the game as a player.
+pub async fn take_first_seek(b: &Browser, name: &str) {
+    b.eval(&format!(
+        "document.getElementById('name').value = {}; 1",
+        serde_json::json!(name)
+    ))
+    .await;
+    b.click("#seeks tbody tr button").await;
+    b.wait_for(
+        "document.body.dataset.mode === 'live' && document.body.dataset.seat !== ''",
+        "the game page with a seat",
+    )
+    .await;
+}
+
 /// [`play_bot_level_from_lobby`], with the form's "rated" box ticked or not (unticked: a
 /// casual game).
 pub async fn play_bot_from_form(

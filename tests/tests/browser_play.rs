@@ -396,14 +396,7 @@ async fn the_lobby_shows_an_open_seek_and_takes_it() {
         "the page to ask for a name",
     )
     .await;
-    b.eval("document.getElementById('name').value = 'Taker'; 1")
-        .await;
-    b.click("#seeks tbody tr button").await;
-    b.wait_for(
-        "document.body.dataset.mode === 'live' && document.body.dataset.seat !== ''",
-        "the game page with a seat",
-    )
-    .await;
+    take_first_seek(&b, "Taker").await;
     let seeker = Follower::await_snapshot(seeker).await;
     let id = b.eval("document.body.dataset.game").await;
     assert_eq!(id.as_str().unwrap(), seeker.game.to_string());
@@ -541,14 +534,7 @@ async fn a_full_destination_is_drawn_as_a_loss_and_asks_first() {
         "the open seek in the lobby",
     )
     .await;
-    b.eval("document.getElementById('name').value = 'Clicker'; 1")
-        .await;
-    b.click("#seeks tbody tr button").await;
-    b.wait_for(
-        "document.body.dataset.mode === 'live' && document.body.dataset.seat !== ''",
-        "the game page with a seat",
-    )
-    .await;
+    take_first_seek(&b, "Clicker").await;
     let mut opp = Follower::await_snapshot(opponent).await;
     let me = opp.seat().other();
     // The page's move by clicks, once it shows the position the opponent's replica has.
