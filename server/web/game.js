@@ -555,7 +555,7 @@
   }
 
   // --- replay ----------------------------------------------------------------------
-  function showReplayFrame(state, t, all) {
+  function showReplayFrame(state, t, all, played) {
     if (lines !== all) {
       // The move list of the whole game, greyed after the scrubber's instant.
       lines = all;
@@ -569,7 +569,18 @@
     const n = st.settings.level >= 3 ? TamskState.neutralLeft(st.neutral, t) : null;
     $("#neutral").textContent = n == null ? "" : `15-second timer: ${TamskBoard.fmtSecs(n)} s`;
     const items = $("#moves").children;
-    for (let i = 0; i < items.length; i++) items[i].classList.toggle("future", lines[i].at_ms > t);
+    for (let i = 0; i < items.length; i++) {
+      items[i].classList.toggle("future", i >= played);
+      items[i].classList.toggle("current", i === played - 1);
+    }
+    // The last line played so far is marked and kept in sight in the list (not the page).
+    const current = items[played - 1];
+    if (current) {
+      const ol = $("#moves");
+      if (current.offsetTop < ol.scrollTop || current.offsetTop > ol.scrollTop + ol.clientHeight - current.offsetHeight) {
+        ol.scrollTop = current.offsetTop - ol.clientHeight / 2;
+      }
+    }
     document.body.setAttribute("data-mode", "replay");
     document.body.setAttribute("data-game", String(gameRef));
     document.body.setAttribute("data-state", st.status.state);

@@ -6,7 +6,8 @@
 const TamskReplay = (() => {
   const { $ } = Tamsk;
 
-  // `show(state, t, lines)` draws; returns a controller, or throws with the server's words.
+  // `show(state, t, lines, played)` draws (`played`: how many of `lines` the frame shown
+  // has played); returns a controller, or throws with the server's words.
   async function load(gameId, show) {
     const r = await fetch(`/api/games/${encodeURIComponent(gameId)}/replay`, {
       headers: { Accept: "application/json" },
@@ -21,6 +22,9 @@ const TamskReplay = (() => {
     const settings = replay.settings;
     let last = null;
     const lines = [];
+    // How many of the move list's lines each frame has played (entries may share an
+    // instant: the list follows the frame shown, not the time).
+    const played = [];
     // When each player's turn was first handed to him (his first-move abort counts from it).
     const firstTurn = { red: 0, black: null };
     const states = replay.frames.map((f) => {
@@ -33,6 +37,7 @@ const TamskReplay = (() => {
       st.last = last;
       for (const p of ["red", "black"]) if (firstTurn[p] != null) st.first_turn_ms[p] = firstTurn[p];
       if (f.entry) lines.push(...TamskState.describeEntry(f.entry, f.events));
+      played.push(lines.length);
       return st;
     });
     const frames = replay.frames;
@@ -63,7 +68,7 @@ const TamskReplay = (() => {
       scrub.value = String(t);
       $("#r-time").textContent = `${(t / 1000).toFixed(1)} s of ${(replay.end_ms / 1000).toFixed(1)} s`;
       document.body.setAttribute("data-replay-frame", String(i));
-      show(states[i], t, lines);
+      show(states[i], t, lines, played[i]);
     }
 
     function step(dir) {

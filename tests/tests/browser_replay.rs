@@ -102,6 +102,22 @@ async fn a_finished_game_replays_to_the_records_final_board() {
         Some(red.entries[0].at_ms),
         "the scrubber is at the first move's instant"
     );
+    // The move list follows the frame shown, not the time (this game's moves share
+    // milliseconds): its first line is the one played, marked and in sight (the list was
+    // left scrolled to its end), the others greyed.
+    let current = b
+        .eval(
+            "(() => { const ol = document.getElementById('moves'); \
+             const c = [...ol.querySelectorAll('li.current')]; \
+             if (c.length !== 1) return 'current: ' + c.length; \
+             const visible = c[0].offsetTop >= ol.scrollTop \
+               && c[0].offsetTop + c[0].offsetHeight <= ol.scrollTop + ol.clientHeight; \
+             const items = [...ol.querySelectorAll('li')]; \
+             return [c[0] === items[0], items.slice(1).every(l => l.classList.contains('future')), \
+               visible]; })()",
+        )
+        .await;
+    assert_eq!(current, serde_json::json!([true, true, true]), "{current}");
     b.screenshot("replay-step").await;
     // The sand at an instant between two entries comes from the frame before it.
     let lobby_ok = get_json(server.addr, &format!("/api/games/{id}/replay")).await;
