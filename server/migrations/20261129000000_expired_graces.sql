@@ -1,7 +1,7 @@
 -- Presence that decides a live game, kept with it (issue 18's takeovers and a restart):
--- when a seat's reconnection grace ran out (game time, ms), until he comes back. The
--- opponent's claim window counts from it; without it a restart gave the absent player a
--- fresh grace and the opponent waited for it again (an abandonment due meanwhile was
--- never carried out).
-ALTER TABLE games ADD COLUMN red_expired_ms BIGINT;
-ALTER TABLE games ADD COLUMN black_expired_ms BIGINT;
+-- while a seat is away, the end of his reconnection grace (game time, ms; past once it ran
+-- out), cleared when he comes back. A restart or a takeover goes on from it: a grace runs
+-- to its own end and the opponent's claim window counts from it (before, every seat got a
+-- fresh grace, and an abandonment due meanwhile was never carried out).
+ALTER TABLE games ADD COLUMN red_grace_until_ms BIGINT;
+ALTER TABLE games ADD COLUMN black_grace_until_ms BIGINT;

@@ -512,12 +512,15 @@ impl GameTask {
                     self.store_end();
                 }
                 Out::Event(event) => self.send_event(event),
-                Out::Absence { player, expired_ms } => {
+                Out::Absence {
+                    player,
+                    grace_until_ms,
+                } => {
                     self.rooms.store.submit(Write::Absence {
                         game: self.id,
                         epoch: self.start_info.owner_epoch,
                         player,
-                        expired_ms,
+                        grace_until_ms,
                     });
                 }
             }

@@ -33,12 +33,12 @@ pub enum Out {
     Ended,
     /// A numbered change: to everyone following the game (already in the history).
     Event(GameEvent),
-    /// Seat `player`'s grace ran out at `expired_ms`, or (`None`) he is back after it
-    /// did: to keep with the game (a restart or a takeover then keeps it: see
-    /// [`Room::restore_expired`]).
+    /// Seat `player` is away with his grace until `grace_until_ms`, or (`None`) here, as
+    /// told (at most once a second): to keep with the game, so that a restart or a
+    /// takeover goes on from it ([`Room::restore_away`]).
     Absence {
         player: Player,
-        expired_ms: Option<u64>,
+        grace_until_ms: Option<u64>,
     },
 }
 
@@ -245,14 +245,9 @@ impl Room {
             if let Some(a) = self.away[p.index()].as_mut() {
                 if !a.expired && a.until_ms <= now && self.game.is_playing() {
                     a.expired = true;
-                    let expired_ms = Some(a.until_ms);
                     // Its instant is the player's `grace_until_ms`, which every client
                     // knows from his departure.
                     self.publish(Change::GraceExpired { player: p }, now);
-                    self.out.push(Out::Absence {
-                        player: p,
-                        expired_ms,
-                    });
                 }
             }
         }
@@ -349,30 +344,22 @@ impl Room {
 
     /// `p`'s seat has a connection again.
     pub fn arrive(&mut self, p: Player, now: u64) {
-        let Some(away) = self.away[p.index()].take() else {
-            return;
-        };
-        if self.game.is_playing() {
-            if away.expired {
-                self.out.push(Out::Absence {
-                    player: p,
-                    expired_ms: None,
-                });
-            }
+        if self.away[p.index()].take().is_some() && self.game.is_playing() {
             self.presence_changed(p, now);
         }
     }
 
-    /// A game rebuilt after a restart or a takeover whose seat `p` was away past his
-    /// grace since `expired_ms`: he stays so (not a fresh grace), so that the opponent's
-    /// claim window counts from then and, once the opponent is here, an abandonment due
-    /// meanwhile is carried out at once.
-    pub fn restore_expired(&mut self, p: Player, expired_ms: u64, now: u64) {
+    /// A game rebuilt after a restart or a takeover whose seat `p` was away with his grace
+    /// until `until_ms` (past if it ran out): he stays away with that grace, not a fresh
+    /// one. Its end, the opponent's claim and claim window go on from it: what fell due
+    /// meanwhile happens at the next [`Room::on_time`] (an abandonment once the opponent
+    /// is here).
+    pub fn restore_away(&mut self, p: Player, until_ms: u64, now: u64) {
         if self.game.is_playing() {
             self.away[p.index()] = Some(Away {
                 left_seq: self.seq + 1,
-                until_ms: expired_ms,
-                expired: true,
+                until_ms,
+                expired: false,
             });
             self.presence_changed(p, now);
         }
@@ -412,6 +399,11 @@ impl Room {
             grace_until_ms,
             at: Some(now),
         };
+        // Kept with the game as told (so at most once a second, like the event).
+        self.out.push(Out::Absence {
+            player: p,
+            grace_until_ms,
+        });
         self.publish(
             Change::Presence {
                 player: p,

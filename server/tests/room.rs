@@ -61,7 +61,10 @@ impl Table {
                     assert!(!self.room.game().is_playing() || self.ended > 0);
                     self.ended += 1;
                 }
-                Out::Absence { player, expired_ms } => self.absences.push((player, expired_ms)),
+                Out::Absence {
+                    player,
+                    grace_until_ms,
+                } => self.absences.push((player, grace_until_ms)),
                 Out::Event(ev) => {
                     assert_eq!(ev.seq, self.events.len() as u64 + 1, "numbered in order");
                     if let Some(entry) = ev.entry() {
@@ -254,44 +257,49 @@ fn a_player_away_past_his_grace_loses_to_a_claim() {
     assert_eq!(&t.replica, t.room.game());
 }
 
-/// What a restart or a takeover keeps of presence: a grace running out is an absence to
-/// keep (its instant), a return after it another (`None`); a room rebuilt with it has the
-/// seat away past his grace at once: claimable, and the claim window counts from the
-/// expiry, so that one that closed meanwhile ends the game at once.
+/// What a restart or a takeover keeps of presence: a seat's grace as told (its end, or
+/// `None` when he is back); a room rebuilt with it goes on from it, not from a fresh grace:
+/// a grace still running ends at its own instant, one that ran out can be claimed at once,
+/// and a claim window that closed meanwhile ends the game at once.
 #[test]
-fn an_expired_grace_is_kept_and_a_rebuilt_room_restores_it() {
+fn a_grace_is_kept_and_a_rebuilt_room_goes_on_from_it() {
     let mut t = Table::new(unhurried());
     let first = opening(t.room.game());
     t.room.act(Player::Red, first, 100, 100, None).unwrap();
     t.room.leave(Player::Black, 1_000);
     t.room.arrive(Player::Black, 2_000);
     t.take();
-    assert_eq!(t.absences, [], "back within his grace: nothing to keep");
+    assert_eq!(
+        t.absences,
+        [(Player::Black, Some(11_000)), (Player::Black, None)]
+    );
     t.room.leave(Player::Black, 3_000);
     t.take();
     t.run_until(13_000);
-    assert_eq!(t.absences, [(Player::Black, Some(13_000))]);
-    t.room.arrive(Player::Black, 14_000);
-    t.take();
-    assert_eq!(
-        t.absences,
-        [(Player::Black, Some(13_000)), (Player::Black, None)]
-    );
+    assert_eq!(t.absences[2..], [(Player::Black, Some(13_000))]);
 
-    // Rebuilt (the same entry) within the claim window: Red may claim at once.
+    // Rebuilt (the same entry) with Black away until 13,000, at `now`.
     let rebuilt = |now: u64| {
         let mut r = Table::new(unhurried());
         r.room.act(Player::Red, first, 100, 100, None).unwrap();
         r.room.catch_up(now, now);
-        r.room.restore_expired(Player::Black, 13_000, now);
+        r.room.restore_away(Player::Black, 13_000, now);
         r.take();
         r
     };
+    // Within his grace: it ends at its own instant, not 10 s after the restart.
+    let mut r = rebuilt(5_000);
+    assert_eq!(r.room.next_deadline(), Some(13_000));
+    let (code, _) = r.room.claim_abandonment(Player::Red, 5_000).unwrap_err();
+    assert_eq!(code, "grace_running");
+    // After it: Red may claim at once.
     let mut r = rebuilt(15_000);
+    r.room.on_time(15_000);
+    r.take();
     assert_eq!(
         r.room.next_deadline(),
         Some(13_000 + GRACES.claim_window_ms),
-        "the window counts from the expiry"
+        "the window counts from the grace's end"
     );
     r.room.claim_abandonment(Player::Red, 15_000).unwrap();
     r.take();
@@ -301,7 +309,7 @@ fn an_expired_grace_is_kept_and_a_rebuilt_room_restores_it() {
             player: Player::Black
         }
     ));
-    // Rebuilt after the window closed: the game is ended for Red at once.
+    // After the window closed too: the game is ended for Red at once.
     let mut r = rebuilt(20_000);
     r.room.on_time(20_000);
     r.take();

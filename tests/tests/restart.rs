@@ -216,3 +216,61 @@ async fn absence_outlives_a_restart(db: TestDb) {
     );
     server.stop().await;
 }
+
+backend_tests!(
+    #[tokio::test]
+    a_grace_running_at_a_stop_ends_at_its_own_instant,
+    a_grace_running_at_a_stop_ends_at_its_own_instant_on_postgres => grace_goes_on_after_a_restart
+);
+
+/// A grace running when the server stops goes on to its own end after the restart (as the
+/// sand does), not a fresh grace from the restart.
+async fn grace_goes_on_after_a_restart(db: TestDb) {
+    let config = server::Config {
+        reconnect_grace: std::time::Duration::from_secs(60),
+        ..db.config()
+    };
+    let server = TestServer::start_with(config.clone()).await;
+    let (mut red, mut black) = start_game(&server, &settings()).await;
+    two_moves(&mut red, &mut black).await;
+    let id = red.game;
+    black.client.send(&ClientMessage::Leave { game: id }).await;
+    let gone = red
+        .until_change("Black gone", |c| {
+            matches!(
+                c,
+                protocol::wire::Change::Presence {
+                    player: Player::Black,
+                    connected: false,
+                    ..
+                }
+            )
+        })
+        .await;
+    let protocol::wire::Change::Presence {
+        grace_until_ms: Some(until),
+        ..
+    } = gone.change
+    else {
+        panic!("a grace: {gone:?}")
+    };
+    server.stop().await;
+
+    let server = TestServer::start_with(config).await;
+    let (mut client, _) = Client::returning(&server, &red.client.token).await;
+    client
+        .send(&ClientMessage::Join {
+            game: id,
+            after_seq: None,
+        })
+        .await;
+    let red = Follower::await_snapshot(client).await;
+    assert!(!red.snapshot.black.connected);
+    assert_eq!(
+        red.snapshot.black.grace_until_ms,
+        Some(until),
+        "the grace he had, not a fresh one from {}",
+        red.snapshot.now_ms
+    );
+    server.stop().await;
+}

@@ -91,7 +91,7 @@ pub fn restore(
         game,
         entries,
         tournament,
-        expired,
+        away_until,
     } = live;
     let id = start_info.id;
     // Sequence numbers of this run start above any the last run gave (at most 1,000 a
@@ -115,9 +115,9 @@ pub fn restore(
                 remote: false,
             });
             task.send_snapshot(&peer, Some(p));
-        } else if let Some(expired_ms) = expired[p.index()] {
-            // Gone past his grace before: still so (presence is kept for this only).
-            task.room.restore_expired(p, expired_ms, now);
+        } else if let Some(until_ms) = away_until[p.index()] {
+            // Away before: his grace goes on to its own end (past, if it ran out).
+            task.room.restore_away(p, until_ms, now);
             task.flush();
         } else {
             task.after_detach(Some(p));

@@ -19,8 +19,9 @@ pub struct LiveGame {
     pub entries: Vec<Entry>,
     /// The tournament round it belongs to, if any.
     pub tournament: Option<TournamentGame>,
-    /// Per seat (Red, Black), when his grace ran out if he was still away (game time).
-    pub expired: [Option<u64>; 2],
+    /// Per seat (Red, Black) away at the cut, the end of his grace (game time; past if it
+    /// ran out).
+    pub away_until: [Option<u64>; 2],
 }
 
 /// A game still marked live, as stored: its start, tournament round and journal entries
@@ -29,7 +30,7 @@ pub(crate) struct Cut {
     pub start: GameStart,
     pub tournament: Option<TournamentGame>,
     pub entries: Vec<Option<Entry>>,
-    pub expired: [Option<u64>; 2],
+    pub away_until: [Option<u64>; 2],
 }
 
 /// Every game still marked live, oldest first, each rebuilt from its journal. Journal
@@ -67,7 +68,7 @@ fn rebuild(cut: Cut) -> LiveGame {
         game,
         entries,
         tournament: cut.tournament,
-        expired: cut.expired,
+        away_until: cut.away_until,
     }
 }
 

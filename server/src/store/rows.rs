@@ -205,15 +205,16 @@ pub enum Write {
         idx: u64,
         entry: Entry,
     },
-    /// Seat `player` of a live game is away past his grace since `expired_ms` (game time),
-    /// or (`None`) is back: kept with the game, so that a restart or a takeover counts the
-    /// opponent's claim window from it rather than giving a fresh grace.
+    /// Seat `player` of a live game is away with his grace until `grace_until_ms` (game
+    /// time), or (`None`) is here: kept with the game, so that a restart or a takeover goes
+    /// on from it (the grace to its own end, the opponent's claim window from it) rather
+    /// than giving a fresh grace.
     Absence {
         game: GameId,
         /// The writer's fencing token ([`GameStart::owner_epoch`]).
         epoch: u64,
         player: protocol::game::Player,
-        expired_ms: Option<u64>,
+        grace_until_ms: Option<u64>,
     },
     /// A game is over; `ack` answers once it is on disk (true) or could not be written.
     GameEnded(Box<GameEnd>, Option<oneshot::Sender<bool>>),

@@ -75,7 +75,7 @@ pub async fn is_live(pool: &Pool<DB>, id: GameId) -> anyhow::Result<bool> {
 }
 
 const LIVE_COLUMNS: &str = "id, red_id, red_name, black_id, black_name, settings, started_ms, \
-     code, rated, owner_epoch, red_expired_ms, black_expired_ms";
+     code, rated, owner_epoch, red_grace_until_ms, black_grace_until_ms";
 
 /// The live game `id`, if it still is.
 pub async fn load_one(pool: &Pool<DB>, id: GameId) -> anyhow::Result<Option<Cut>> {
@@ -167,7 +167,7 @@ async fn cut_of(
                 .map(|e| e.try_get::<Json<Entry>, _>("entry").ok().map(|j| j.0))
                 .collect(),
         };
-        let expired = ["red_expired_ms", "black_expired_ms"].map(|column| {
+        let away_until = ["red_grace_until_ms", "black_grace_until_ms"].map(|column| {
             r.try_get::<Option<i64>, _>(column)
                 .ok()
                 .flatten()
@@ -177,7 +177,7 @@ async fn cut_of(
             start,
             tournament,
             entries,
-            expired,
+            away_until,
         }))
     }
 }

@@ -212,18 +212,18 @@ pub async fn write_batch(
                 game,
                 epoch,
                 player,
-                expired_ms,
+                grace_until_ms,
             } => {
                 // Only by the game's owner (its epoch), as its journal rows.
                 let column = match player {
-                    protocol::game::Player::Red => "red_expired_ms",
-                    protocol::game::Player::Black => "black_expired_ms",
+                    protocol::game::Player::Red => "red_grace_until_ms",
+                    protocol::game::Player::Black => "black_grace_until_ms",
                 };
                 sqlx::query(&format!(
                     "UPDATE games SET {column} = $1 \
                      WHERE id = $2 AND owner_epoch = $3 AND state = 'playing'"
                 ))
-                .bind(expired_ms.map(ms))
+                .bind(grace_until_ms.map(ms))
                 .bind(gid(*game))
                 .bind(ms(*epoch))
                 .execute(&mut *tx)
