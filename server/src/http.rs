@@ -296,10 +296,18 @@ fn refusal_of(admission: Option<Admission>) -> (&'static str, &'static str) {
 }
 
 /// Answers a request that is refused before the router: the connection's admission, the
-/// address's request budget.
-fn gate(hub: &Hub, slot: &ConnSlot, ip: std::net::IpAddr, path: &str) -> Option<Response> {
+/// address's request budget. In JSON under `/api/` (every answer there is) and for a
+/// client that accepts it; else a line of text.
+fn gate(
+    hub: &Hub,
+    slot: &ConnSlot,
+    ip: std::net::IpAddr,
+    req: &Request<Incoming>,
+) -> Option<Response> {
+    let path = req.uri().path();
+    let json = path.starts_with("/api/") || wants_json(req.headers());
     let refuse = |status, (code, message): (&str, &str)| {
-        let mut r = problem(status, code, message.into(), false);
+        let mut r = problem(status, code, message.into(), json);
         r.headers_mut().insert(
             header::CONNECTION,
             header::HeaderValue::from_static("close"),
@@ -456,7 +464,7 @@ async fn serve_connection(
         if !slot.proxied && req.headers().contains_key("x-forwarded-for") {
             untrusted_proxy(addr.ip(), &hub.config);
         }
-        let refused = gate(&hub, &slot, addr.ip(), req.uri().path());
+        let refused = gate(&hub, &slot, addr.ip(), &req);
         req.extensions_mut().insert(ConnectInfo(addr));
         req.extensions_mut().insert(slot);
         let mut app = app.clone();

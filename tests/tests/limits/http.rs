@@ -101,6 +101,13 @@ async fn the_reserve_serves_health_and_playing_clients() {
     let games = http_get(server.addr, "/games", None).await;
     assert_eq!(games.status, 503);
     assert!(games.body.starts_with("server_full: "), "{}", games.body);
+    // Under /api/ (every answer JSON) and for a client asking for JSON: the same in JSON.
+    for (path, accept) in [("/api/lobby", None), ("/games", Some("application/json"))] {
+        let r = http_get(server.addr, path, accept).await;
+        assert_eq!(r.status, 503, "{path}");
+        let v: serde_json::Value = serde_json::from_str(&r.body).expect("JSON");
+        assert_eq!(v["error"], "server_full", "{path}: {v}");
+    }
     assert_eq!(http_get(server.addr, "/healthz", None).await.status, 200);
     // A player comes back to his game...
     let (mut back, games) = Client::returning(&server, &red.client.token).await;
@@ -187,6 +194,10 @@ async fn http_requests_per_address() {
         "{}",
         refused.body
     );
+    let refused = http_get(server.addr, "/api/lobby", None).await;
+    assert_eq!(refused.status, 429);
+    let v: serde_json::Value = serde_json::from_str(&refused.body).expect("JSON under /api/");
+    assert_eq!(v["error"], "rate_limited", "{v}");
     assert_eq!(http_get(server.addr, "/healthz", None).await.status, 200);
     // Another address has its own budget.
     let other = http_get_on(tcp_from("127.0.0.2", server.addr).await, "/games", None).await;
