@@ -76,8 +76,6 @@ const TamskBoard = (() => {
         class: "socket", "data-square": sq, tabindex: "-1", role: "button",
       }, svg);
       el("polygon", { points: hexPoints(x, y, R * 0.96), class: "hex" }, g);
-      el("text", { x: x - R * 0.55, y: y - R * 0.45, class: "sqname", "aria-hidden": "true" }, g)
-        .textContent = sq;
       const pips = el("g", { class: "pips" }, g);
       g.addEventListener("click", () => onClick && onClick(sq));
       sockets[sq] = { g, pips, x, y, cap: -1, rings: -1 };
@@ -102,6 +100,13 @@ const TamskBoard = (() => {
         if (sq && onClick) onClick(sq);
       });
       glasses[name] = { g, top, bot, secs, w, h };
+    }
+    // The sockets' names over everything, haloed: an hourglass standing on a socket hid
+    // its name.
+    const names = el("g", { class: "sqnames", "aria-hidden": "true" }, svg);
+    for (const sq of ALL) {
+      const { x, y } = centre(sq);
+      el("text", { x: x - R * 0.55, y: y - R * 0.45, class: "sqname" }, names).textContent = sq;
     }
     return { svg, sockets, glasses };
   }
