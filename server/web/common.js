@@ -94,7 +94,8 @@ const Tamsk = (() => {
     const k = (key) => h("kbd", { text: key });
     return {
       player: ["Click one of your hourglasses, then where it goes (a red dotted outline: full, moving there loses). Keys: ", k("d"), " drop, ", k("c"), " claim, ",
-        k("p"), " penalty ring, ", ...(flip ? [k("f"), " flip the timer, "] : []), k("Esc"), " put back the selection, ",
+        k("p"), " penalty ring, ", k("s"), " pick up the selected hourglass (then click where it goes), ",
+        ...(flip ? [k("f"), " flip the timer, "] : []), k("Esc"), " put back the selection, ",
         k("R"), " resign."],
       over: ["The game is over: Rematch offers another one, Replay this game replays it."],
       watcher: ["You are watching: the moves, the sand and the countdowns are live; only the players move."],

@@ -38,10 +38,17 @@ const TamskDeadlines = (() => {
     for (const p of ["red", "black"]) {
       const w = st.windows[p];
       // The mover's drop grace; when it ends without a drop, the other player may claim.
-      if (w && w.drop_open && s.level >= 2) {
+      // A penalty ring owed goes within the same window (rules, section 7): shown too,
+      // also once his own ring is down (a move with its drop leaves only it open).
+      if (w && (w.drop_open || w.penalty_open) && s.level >= 2) {
         const until = w.claim_opens_ms != null ? w.claim_opens_ms : w.opened_ms + s.drop_grace_ms;
-        const then = w.claim_allowed === false ? "" : `, then ${cap(TamskState.OTHER[p])} may claim`;
-        out.push(`${cap(p)} may drop on ${w.square}: ${left(until)}${then}`);
+        if (w.drop_open) {
+          const then = w.claim_allowed === false ? "" : `, then ${cap(TamskState.OTHER[p])} may claim`;
+          const penalty = w.penalty_open ? " (and the penalty ring)" : "";
+          out.push(`${cap(p)} may drop on ${w.square}${penalty}: ${left(until)}${then}`);
+        } else {
+          out.push(`${cap(p)} may drop the penalty ring: ${left(until)}`);
+        }
       }
     }
     if (st.late && st.late.late_until_ms != null) out.push(`${cap(st.late.player)} must put ${st.late.glass} down: ${left(st.late.late_until_ms)}`);

@@ -80,7 +80,8 @@
       mode = "connecting";
       document.body.setAttribute("data-mode", mode);
       $("#controls").hidden = true;
-      $("#status").textContent = "Connection lost: reconnecting…";
+      // Not the status line drawn last: once back, the game's line is written again.
+      $("#status").textContent = lastStatus = "Connection lost: reconnecting…";
       setTimeout(connect, 1000);
     });
   }
@@ -418,6 +419,13 @@
       case "drop": act({ type: "drop" }); break;
       case "claim": act({ type: "claim" }); break;
       case "flip": act({ type: "flip" }); break;
+      case "start":
+        // A move in two steps (rules, section 4): the selected hourglass is picked up (and
+        // flipped); a click on a socket then puts it down.
+        if (ui.selected) act({ type: "start", from: ui.selected });
+        else showError("Select one of your hourglasses first; s then picks it up.");
+        clearSelection();
+        break;
       case "penalty":
         ui.penalty = !ui.penalty;
         ui.selected = null;
@@ -441,12 +449,15 @@
     const input = $("#typed-move");
     const action = TamskState.parseTyped(input.value);
     if (!action) {
-      showError(`"${input.value}" is not a move: type from-to like d1-d2, X@c3 to place, or p@c3.`);
+      showError(`"${input.value}" is not a move: type from-to like d1-d2, X@c3 to place, p@c3, or start d1 then release d2.`);
       return;
     }
-    if (action.type === "move" && st.board[action.to] && !confirmLoss(action.to)) return;
-    if (action.type !== "penalty_drop") action.drop = !!st.board[action.to] && autoDrop(action.to);
+    if ((action.type === "move" || action.type === "release") && st.board[action.to] && !confirmLoss(action.to)) return;
+    const drop = !!st.board[action.to] && autoDrop(action.to);
+    if (action.type === "move" || action.type === "place") action.drop = drop;
     act(action);
+    // A release's ring is an action of its own, as after a click.
+    if (action.type === "release" && drop) act({ type: "drop" });
     input.value = "";
   }
   $("#typed").addEventListener("submit", typed);
@@ -457,7 +468,7 @@
   }
   document.addEventListener("keydown", (e) => {
     if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT" || e.ctrlKey || e.metaKey || e.altKey) return;
-    const keys = { d: "drop", c: "claim", f: "flip", p: "penalty", w: "abandon", R: "resign", Escape: "cancel" };
+    const keys = { d: "drop", c: "claim", f: "flip", p: "penalty", s: "start", w: "abandon", R: "resign", Escape: "cancel" };
     if (keys[e.key]) {
       e.preventDefault();
       command(keys[e.key]);

@@ -284,13 +284,16 @@ const TamskState = (() => {
   }
 
   // A move typed in the notation, as the action it asks for (without `drop`, which the
-  // page adds): `d1-d2` a move, `X@c3` a placement, `p@c3` the penalty ring; else null.
+  // page adds): `d1-d2` a move, `X@c3` a placement, `p@c3` the penalty ring, `start d1`
+  // and `release d2` a move in two steps; else null.
   function parseTyped(raw) {
     const text = raw.trim().toLowerCase();
     let m;
     if ((m = /^([a-g][1-7])\s*-\s*([a-g][1-7])$/.exec(text))) return { type: "move", from: m[1], to: m[2] };
     if ((m = /^([xyzabc])\s*@\s*([a-g][1-7])$/.exec(text))) return { type: "place", glass: m[1].toUpperCase(), to: m[2] };
     if ((m = /^p\s*@\s*([a-g][1-7])$/.exec(text))) return { type: "penalty_drop", at: m[1] };
+    if ((m = /^start\s+([a-g][1-7])$/.exec(text))) return { type: "start", from: m[1] };
+    if ((m = /^release\s+([a-g][1-7])$/.exec(text))) return { type: "release", to: m[1] };
     return null;
   }
 

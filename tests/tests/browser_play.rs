@@ -90,12 +90,22 @@ async fn a_reload_resumes_the_players_seat() {
             );
         }
     }
-    // A dropped connection (not a reload): the page connects again and resumes too.
+    // A dropped connection (not a reload): the page connects again and resumes too. On
+    // our turn, once the page has the bot's answer: nothing happens in the game meanwhile.
+    while watch.replica.turn() != me {
+        watch.next_event().await;
+    }
+    b.wait_for(
+        &format!("Number(document.body.dataset.seq) >= {}", watch.seq),
+        "the page to have the bot's answer",
+    )
+    .await;
     let resumes = b.eval("window.__tamsk.resumes").await.as_u64().unwrap();
     b.eval("window.__tamsk.session().ws.close(); 1").await;
     // Offline, the page says so until it is back (nothing can be played meanwhile).
     b.wait_for(
-        "document.body.dataset.mode === 'connecting' && document.getElementById('controls').hidden",
+        "document.body.dataset.mode === 'connecting' && document.getElementById('controls').hidden \
+         && document.getElementById('status').innerText.startsWith('Connection lost')",
         "the page offline",
     )
     .await;
@@ -104,6 +114,13 @@ async fn a_reload_resumes_the_players_seat() {
         "the page to reconnect and resume",
     )
     .await;
+    // Back, the status line is the game's again at once, with the resumption (it kept
+    // "Connection lost" until the game's next event).
+    let status = b.eval("document.getElementById('status').innerText").await;
+    assert!(
+        status.as_str().unwrap().contains("to move"),
+        "the game's status line: {status}"
+    );
     b.wait_for(
         &format!("/lag \\d+ ms/.test(document.getElementById('p-' + {seat}).innerText)"),
         "our lag shown beside our name",
@@ -669,6 +686,47 @@ async fn a_full_destination_is_drawn_as_a_loss_and_asks_first() {
         "the safe move, not the full socket: {entry:?}"
     );
     assert!(opp.replica.is_playing(), "the game goes on");
+
+    // A move in two steps from the page (rules, section 4): select, `s` picks it up,
+    // a click puts it down.
+    opponent_moves(&mut opp).await;
+    b.wait_for(
+        &format!("Number(document.body.dataset.seq) >= {}", opp.seq),
+        "the page to be up to date",
+    )
+    .await;
+    let Some(Action::Move { from, to, .. }) = some_move(&opp) else {
+        panic!("a move for the page")
+    };
+    b.click(&format!(".socket[data-square={from}]")).await;
+    b.key("s").await;
+    opp.until(
+        "the page's pick-up",
+        |e| matches!(e, protocol::game::Event::MoveStarted { player, .. } if *player == me),
+    )
+    .await;
+    b.wait_for(
+        "document.body.dataset.held !== ''",
+        "the page to show the hourglass in hand",
+    )
+    .await;
+    b.click(&format!(".socket[data-square={to}]")).await;
+    let (ev, _) = opp
+        .until(
+            "the page's release",
+            |e| matches!(e, protocol::game::Event::MoveReleased { player, .. } if *player == me),
+        )
+        .await;
+    assert!(
+        matches!(
+            ev.entry().expect("an entry").kind,
+            protocol::record::EntryKind::Act {
+                action: Action::Release { to: released },
+                ..
+            } if released == to
+        ),
+        "released where clicked: {ev:?}"
+    );
     b.assert_no_errors();
     b.close().await;
 }
