@@ -331,7 +331,8 @@ impl Room {
             Some(a) => Err((
                 "grace_running",
                 format!(
-                    "{other} may still come back until {} ms of game time",
+                    "{other} may still come back: {:.1} s left (his grace ends at {} ms of game time)",
+                    a.until_ms.saturating_sub(now) as f64 / 1000.0,
                     a.until_ms
                 ),
             )),

@@ -224,8 +224,12 @@ fn a_player_away_past_his_grace_loses_to_a_claim() {
     );
     assert_eq!(grace_until_ms, Some(1_000 + GRACES.reconnect_ms));
 
-    let (code, _) = t.room.claim_abandonment(Player::Red, 5_000).unwrap_err();
+    let (code, message) = t.room.claim_abandonment(Player::Red, 5_000).unwrap_err();
     assert_eq!(code, "grace_running");
+    assert_eq!(
+        message,
+        "Black may still come back: 6.0 s left (his grace ends at 11000 ms of game time)"
+    );
     let (code, _) = t.room.claim_abandonment(Player::Black, 5_000).unwrap_err();
     assert_eq!(code, "opponent_connected");
 

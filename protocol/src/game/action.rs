@@ -99,8 +99,11 @@ pub enum ActionError {
     NoNeutralTimer,
     #[error("only the player who is not on turn may flip the 15-second timer")]
     FlipOnOwnTurn,
-    #[error("the 15-second timer is still running until {until_ms} ms")]
-    NeutralRunning { until_ms: u64 },
+    #[error(
+        "the 15-second timer is still running: {:.1} s left (it empties at {until_ms} ms of game time)",
+        *left_ms as f64 / 1000.0
+    )]
+    NeutralRunning { until_ms: u64, left_ms: u64 },
     /// Not the engine's: the server's, for an `act` whose `seq` shows it was sent before
     /// the turn it would act in began (a move meant for a turn that was forfeited on the
     /// way, say): it is not played in a position its player has not seen.

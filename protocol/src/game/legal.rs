@@ -60,9 +60,11 @@ impl Game {
                 if self.turn == player {
                     return Err(ActionError::FlipOnOwnTurn);
                 }
-                if self.neutral.sand.remaining(self.now_ms) > 0 {
+                let left_ms = self.neutral.sand.remaining(self.now_ms);
+                if left_ms > 0 {
                     return Err(ActionError::NeutralRunning {
                         until_ms: self.neutral.sand.empties_at(),
+                        left_ms,
                     });
                 }
                 Ok(())

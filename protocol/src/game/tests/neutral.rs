@@ -25,7 +25,14 @@ fn only_the_player_not_on_turn_flips_and_only_when_empty() {
     ok(&mut g, Red, mv("d1", "d2"), 100);
     assert_eq!(
         refused(&mut g, Red, Action::Flip, 150),
-        ActionError::NeutralRunning { until_ms: 310 }
+        ActionError::NeutralRunning {
+            until_ms: 310,
+            left_ms: 160
+        }
+    );
+    assert_eq!(
+        refused(&mut g, Red, Action::Flip, 150).to_string(),
+        "the 15-second timer is still running: 0.2 s left (it empties at 310 ms of game time)"
     );
     // Empty at 310: Red may flip against Black, who gets only 300 from then.
     ok(&mut g, Red, Action::Flip, 310);
@@ -224,7 +231,10 @@ fn timer_example_of_the_network_server() {
     ok(&mut g, Black, mv("a1", "b1"), 200); // moved after 200 of 300
     assert_eq!(
         refused(&mut g, Black, Action::Flip, 200),
-        ActionError::NeutralRunning { until_ms: 300 }
+        ActionError::NeutralRunning {
+            until_ms: 300,
+            left_ms: 100
+        }
     );
     ok(&mut g, Black, Action::Flip, 300); // as soon as it empties: Red had 100 + 300
     let e = g.advance(600);
