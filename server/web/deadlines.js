@@ -50,6 +50,12 @@ const TamskDeadlines = (() => {
           out.push(`${cap(p)} may drop the penalty ring: ${left(until)}`);
         }
       }
+      // The grace ended without his drop: the player on turn may claim until his move
+      // starts (no countdown: his turn's bounds are above).
+      const other = TamskState.OTHER[p];
+      if (w && !w.drop_open && !w.dropped && w.claim_allowed !== false && st.turn === other && s.level >= 2) {
+        out.push(`${cap(p)} did not drop on ${w.square}: ${other === seat ? "you" : cap(other)} may claim it now`);
+      }
     }
     if (st.late && st.late.late_until_ms != null) out.push(`${cap(st.late.player)} must put ${st.late.glass} down: ${left(st.late.late_until_ms)}`);
     for (const p of ["red", "black"]) {

@@ -305,20 +305,22 @@ async fn ratings_deadlines_and_the_watchers_help_show_and_a_bad_game_id_is_said_
         deadlines.contains("Black's turn, idle bound: 4:"),
         "{deadlines}"
     );
-    // The page's countdowns of drop windows, from a state as the page keeps it: a penalty
-    // ring owed goes within the mover's window, so it is counted down also once his own
-    // ring is down (a move with its drop left only it open, and nothing was shown).
+    // The page's countdowns of drop windows, from a state as the page keeps it (Black on
+    // turn): a penalty ring owed goes within the mover's window, so it is counted down also
+    // once his own ring is down (a move with its drop left only it open, and nothing was
+    // shown); a grace that ended without the drop says the claim is open.
     let windows = b
         .eval(
             "(() => { const st = window.__tamsk.state(); \
              const at = (w) => TamskDeadlines.list(Object.assign({}, st, { \
                windows: { red: w, black: null }, neutral: { target: null } }), {}, null, 1500) \
-               .filter((l) => l.startsWith('Red may')); \
+               .filter((l) => l.startsWith('Red may') || l.startsWith('Red did')); \
              const w = { square: 'd2', opened_ms: 1000, dropped: true }; \
              return [ \
                at(Object.assign({}, w, { drop_open: false, penalty_open: true })), \
                at(Object.assign({}, w, { drop_open: true, penalty_open: true })), \
-               at(Object.assign({}, w, { drop_open: false, penalty_open: false }))]; })()",
+               at(Object.assign({}, w, { drop_open: false, penalty_open: false })), \
+               at(Object.assign({}, w, { drop_open: false, penalty_open: false, dropped: false }))]; })()",
         )
         .await;
     let grace = format!("{:.1} s", (settings.drop_grace_ms as f64 - 500.0) / 1000.0);
@@ -329,7 +331,8 @@ async fn ratings_deadlines_and_the_watchers_help_show_and_a_bad_game_id_is_said_
             [format!(
                 "Red may drop on d2 (and the penalty ring): {grace}, then Black may claim"
             )],
-            []
+            [],
+            ["Red did not drop on d2: Black may claim it now"]
         ]),
         "{windows}"
     );
