@@ -246,3 +246,31 @@ fn a_lower_lag_past_a_deadline_fires_it_at_the_lag_entrys_instant() {
         .unwrap_or_else(|| panic!("the timer ran out: {events:?}"));
     assert_eq!(expired, 15_300, "at the lag entry's instant: {events:?}");
 }
+
+/// A flip while the timer's expiry on the player on turn waits out his compensation is
+/// refused: it would cancel an expiry that happened (a lagged player who never answered
+/// got a whole new timer, and the flipper lost the forfeit he was owed). The expiry then
+/// fires at its compensated instant.
+#[test]
+fn a_flip_cannot_cancel_an_expiry_waiting_out_the_compensation() {
+    let mut game = Game::new(Settings::level(Level::Three));
+    game.set_lag(Player::Red, 300);
+    game.apply(Player::Black, Action::Flip, 100).unwrap();
+    assert_eq!(game.next_deadline(), Some(15_400));
+    let err = game.apply(Player::Black, Action::Flip, 15_200).unwrap_err();
+    assert_eq!(err.code(), "neutral_running");
+    assert!(err.to_string().contains("0.2 s left"), "{err}");
+    let events = game.advance(15_400);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::NeutralExpired { at: 15_400, .. })),
+        "{events:?}"
+    );
+    assert_eq!(game.turn(), Player::Black, "Red's turn was forfeited");
+    // Without compensation pending, an empty timer may be flipped as before.
+    let mut game = Game::new(Settings::level(Level::Three));
+    game.apply(Player::Black, Action::Flip, 100).unwrap();
+    game.apply(Player::Red, mv("d1", "d2"), 200).unwrap();
+    game.apply(Player::Red, Action::Flip, 15_200).unwrap();
+}

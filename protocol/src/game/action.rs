@@ -104,6 +104,17 @@ pub enum ActionError {
         *left_ms as f64 / 1000.0
     )]
     NeutralRunning { until_ms: u64, left_ms: u64 },
+    /// The timer is empty, but its expiry on `player` (on turn) waits out his lag
+    /// compensation until `until_ms`: a flip would cancel it (RULES.md decision 16).
+    #[error(
+        "the 15-second timer ran out on {player}, whose answer may still arrive within his lag compensation: {:.1} s left (until {until_ms} ms of game time)",
+        *left_ms as f64 / 1000.0
+    )]
+    NeutralJudging {
+        player: Player,
+        until_ms: u64,
+        left_ms: u64,
+    },
     /// Not the engine's: the server's, for an `act` whose `seq` shows it was sent before
     /// the turn it would act in began (a move meant for a turn that was forfeited on the
     /// way, say): it is not played in a position its player has not seen.
@@ -139,7 +150,10 @@ impl ActionError {
             ActionError::NoPenalty => "no_penalty",
             ActionError::NoNeutralTimer => "no_neutral_timer",
             ActionError::FlipOnOwnTurn => "flip_on_own_turn",
-            ActionError::NeutralRunning { .. } => "neutral_running",
+            // The timer is still running as far as the flipper is concerned.
+            ActionError::NeutralRunning { .. } | ActionError::NeutralJudging { .. } => {
+                "neutral_running"
+            }
             ActionError::Stale { .. } => "stale_action",
         }
     }

@@ -67,6 +67,21 @@ impl Game {
                         left_ms,
                     });
                 }
+                // Empty, but its expiry on the player on turn still waits out his lag
+                // compensation: the turn is his only until it says whether his answer came
+                // in time. A flip now would cancel an expiry that has happened (it did).
+                if let Some((target, turn_no)) = self.neutral.target {
+                    if target == self.turn && turn_no == self.turn_no {
+                        let judged_at = self.due_at(self.neutral.sand.empties_at(), Some(target));
+                        if judged_at > self.now_ms {
+                            return Err(ActionError::NeutralJudging {
+                                player: target,
+                                until_ms: judged_at,
+                                left_ms: judged_at - self.now_ms,
+                            });
+                        }
+                    }
+                }
                 Ok(())
             }
             Action::Resign => Ok(()),

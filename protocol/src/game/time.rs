@@ -56,7 +56,7 @@ impl Game {
     }
 
     /// When a deadline happens: one that judges a player waits out his compensation.
-    fn due_at(&self, nominal: u64, judged: Option<Player>) -> u64 {
+    pub(super) fn due_at(&self, nominal: u64, judged: Option<Player>) -> u64 {
         let t = judged.map_or(nominal, |p| nominal + self.credit[p.index()].available());
         t.max(self.now_ms)
     }
