@@ -34,6 +34,12 @@ pub fn left(ms: u64) -> String {
 /// The deadlines running at game time `now`, soonest first, from `me`'s point of view
 /// (`None`: a watcher). The hourglasses' own sand and the 15-second timer are not listed:
 /// they have their bars.
+///
+/// A deadline is the instant by which the server must *receive* an action (the engine's,
+/// with the lag compensation of the player it judges). One that `me` must act before is
+/// counted down to that instant less the one-way delay to the server, so that a key
+/// pressed at 0.0 still arrives in time (counted to the server's instant, it arrived one
+/// delay late: a drop at the screen's last tenth was refused, a late release missed).
 pub fn countdowns(view: &GameView, now: u64) -> Vec<Countdown> {
     let game = &view.replica;
     let me = view.seat;
@@ -42,7 +48,15 @@ pub fn countdowns(view: &GameView, now: u64) -> Vec<Countdown> {
         return out;
     }
     let name = |p: Player| view.seat_view(p).name.clone();
+    let one_way = view.clock.one_way_ms();
     for (at, due, judged) in game.deadlines() {
+        let acts_by = judged.is_some_and(|p| me == Some(p))
+            || matches!(due, Due::DropGrace(mover) if me == Some(mover));
+        let at = if acts_by {
+            at.saturating_sub(one_way)
+        } else {
+            at
+        };
         let ms = at.saturating_sub(now);
         let text = match due {
             Due::Death(_) | Due::NeutralExpiry | Due::Clock => continue,
@@ -90,8 +104,7 @@ pub fn countdowns(view: &GameView, now: u64) -> Vec<Countdown> {
         out.push(Countdown {
             text,
             left_ms: ms,
-            mine: judged.is_some_and(|p| me == Some(p))
-                || matches!(due, Due::DropGrace(mover) if me == Some(mover)),
+            mine: acts_by,
         });
     }
     // The opponent's reconnection grace, and the win one may claim after it.

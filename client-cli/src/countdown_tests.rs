@@ -35,6 +35,39 @@ fn time_left_reads_as_seconds_then_minutes() {
     assert_eq!(left(299_001), "5:00");
 }
 
+/// A deadline the player must act before is counted down to the server's instant less
+/// the one-way delay (half his round trip): a key pressed at 0.0 arrives in time. Who
+/// only watches it (the opponent) is shown the server's instant.
+#[test]
+fn the_players_own_deadlines_allow_for_the_delay_to_the_server() {
+    let t0 = Instant::now();
+    let fake = Fake::new(level(Level::Two));
+    let abort_ms = fake.game.settings().abort_ms;
+    let mut app = seated(&fake, Player::Red, t0);
+    app.game
+        .as_mut()
+        .unwrap()
+        .clock
+        .round_trip(Duration::from_millis(300));
+    let c = countdowns(app.game.as_ref().unwrap(), 12_000);
+    assert!(c[0].mine);
+    assert_eq!(c[0].left_ms, abort_ms - 12_000 - 150);
+    let mut black = seated(&fake, Player::Black, t0);
+    black
+        .game
+        .as_mut()
+        .unwrap()
+        .clock
+        .round_trip(Duration::from_millis(300));
+    let c = countdowns(black.game.as_ref().unwrap(), 12_000);
+    assert!(!c[0].mine);
+    assert_eq!(
+        c[0].left_ms,
+        abort_ms - 12_000,
+        "the opponent's: the server's instant"
+    );
+}
+
 #[test]
 fn the_first_move_abort_and_the_idle_bound() {
     let t0 = Instant::now();

@@ -7,8 +7,10 @@ const TamskDeadlines = (() => {
   // (or without one the idle bound, 10 × abort_ms), the drop graces, a late release, an
   // absent player's grace, the game clocks, the end once nobody can move. Each at its
   // nominal instant, but the drop grace of a window the server described: its
-  // `claim_opens_ms` counts the mover's lag compensation.
-  function list(st, seats, seat, t) {
+  // `claim_opens_ms` counts the mover's lag compensation, and is the instant the server
+  // must *receive* his drop by: for the page's own seat it is counted down less the
+  // one-way delay `oneWay` (half the round trip), so that a drop at 0.0 arrives in time.
+  function list(st, seats, seat, t, oneWay = 0) {
     const out = [];
     const s = st.settings;
     const cap = TamskState.cap;
@@ -41,7 +43,8 @@ const TamskDeadlines = (() => {
       // A penalty ring owed goes within the same window (rules, section 7): shown too,
       // also once his own ring is down (a move with its drop leaves only it open).
       if (w && (w.drop_open || w.penalty_open) && s.level >= 2) {
-        const until = w.claim_opens_ms != null ? w.claim_opens_ms : w.opened_ms + s.drop_grace_ms;
+        const by = w.claim_opens_ms != null ? w.claim_opens_ms : w.opened_ms + s.drop_grace_ms;
+        const until = p === seat && w.claim_opens_ms != null ? by - oneWay : by;
         if (w.drop_open) {
           const then = w.claim_allowed === false ? "" : `, then ${cap(TamskState.OTHER[p])} may claim`;
           const penalty = w.penalty_open ? " (and the penalty ring)" : "";

@@ -514,7 +514,7 @@
     renderPlayer("red", t);
     renderPlayer("black", t);
     $("#neutral").textContent = TamskPanels.neutralLine(st, t);
-    $("#deadlines").replaceChildren(...TamskPanels.deadlines(st, seats, seat, t));
+    $("#deadlines").replaceChildren(...TamskPanels.deadlines(st, seats, seat, t, session ? session.rtt / 2 : 0));
     if (structural) {
       const title = `${name("red")} vs ${name("black")}` + (st.kind ? ` · ${st.kind}` : "")
         + (tv ? " · TAMSK TV" : "");

@@ -71,8 +71,8 @@ const TamskPanels = (() => {
   }
 
   // The countdowns (deadlines.js), as list items.
-  function deadlines(st, seats, seat, t) {
-    return TamskDeadlines.list(st, seats, seat, t).map((d) => h("li", { text: d }));
+  function deadlines(st, seats, seat, t, oneWay = 0) {
+    return TamskDeadlines.list(st, seats, seat, t, oneWay).map((d) => h("li", { text: d }));
   }
 
   // What a page that finds no game says: `raw` the id it was given, `candidates` the

@@ -308,7 +308,8 @@ async fn ratings_deadlines_and_the_watchers_help_show_and_a_bad_game_id_is_said_
     // The page's countdowns of drop windows, from a state as the page keeps it (Black on
     // turn): a penalty ring owed goes within the mover's window, so it is counted down also
     // once his own ring is down (a move with its drop left only it open, and nothing was
-    // shown); a grace that ended without the drop says the claim is open.
+    // shown); a grace that ended without the drop says the claim is open; the page's own
+    // drop is counted down to the server's instant less the one-way delay.
     let windows = b
         .eval(
             "(() => { const st = window.__tamsk.state(); \
@@ -320,7 +321,11 @@ async fn ratings_deadlines_and_the_watchers_help_show_and_a_bad_game_id_is_said_
                at(Object.assign({}, w, { drop_open: false, penalty_open: true })), \
                at(Object.assign({}, w, { drop_open: true, penalty_open: true })), \
                at(Object.assign({}, w, { drop_open: false, penalty_open: false })), \
-               at(Object.assign({}, w, { drop_open: false, penalty_open: false, dropped: false }))]; })()",
+               at(Object.assign({}, w, { drop_open: false, penalty_open: false, dropped: false })), \
+               TamskDeadlines.list(Object.assign({}, st, { neutral: { target: null }, windows: { \
+                 red: Object.assign({}, w, { drop_open: true, penalty_open: false, claim_opens_ms: 3000, \
+                   claim_allowed: false }), black: null } }), {}, 'red', 1500, 200) \
+                 .filter((l) => l.startsWith('Red may'))]; })()",
         )
         .await;
     let grace = format!("{:.1} s", (settings.drop_grace_ms as f64 - 500.0) / 1000.0);
@@ -332,7 +337,9 @@ async fn ratings_deadlines_and_the_watchers_help_show_and_a_bad_game_id_is_said_
                 "Red may drop on d2 (and the penalty ring): {grace}, then Black may claim"
             )],
             [],
-            ["Red did not drop on d2: Black may claim it now"]
+            ["Red did not drop on d2: Black may claim it now"],
+            // The page's own drop, by the server's 3,000 less the way there (200 ms).
+            ["Red may drop on d2: 1.3 s"]
         ]),
         "{windows}"
     );
