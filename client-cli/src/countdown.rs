@@ -21,6 +21,9 @@ pub struct Countdown {
     pub mine: bool,
 }
 
+/// How long a deadline stays listed at 0.0s once its instant is past.
+const PAST_MS: u64 = 500;
+
 /// Time left as a person reads it: `41.2s` under a minute, else `4:59`.
 pub fn left(ms: u64) -> String {
     if ms < 60_000 {
@@ -57,6 +60,12 @@ pub fn countdowns(view: &GameView, now: u64) -> Vec<Countdown> {
         } else {
             at
         };
+        // Half a second past, a deadline is over for whoever reads the screen (the server
+        // tells what it did, or, for a window that closed unused, nothing: a line stuck
+        // at 0.0s stayed until the next event).
+        if at + PAST_MS < now {
+            continue;
+        }
         let ms = at.saturating_sub(now);
         let text = match due {
             Due::Death(_) | Due::NeutralExpiry | Due::Clock => continue,

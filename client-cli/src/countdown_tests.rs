@@ -68,6 +68,38 @@ fn the_players_own_deadlines_allow_for_the_delay_to_the_server() {
     );
 }
 
+/// A deadline half a second past is no longer listed (a window that closed unused has no
+/// event: its line stayed at 0.0s until the next one).
+#[test]
+fn a_deadline_long_past_is_not_listed() {
+    let t0 = Instant::now();
+    let fake = Fake::new(level(Level::Two));
+    let app = seated(&fake, Player::Red, t0);
+    let abort_ms = fake.game.settings().abort_ms;
+    let view = app.game.as_ref().unwrap();
+    let at = |now| {
+        countdowns(view, now)
+            .iter()
+            .any(|c| c.text.starts_with("First move in"))
+    };
+    assert!(at(abort_ms - 100));
+    assert!(at(abort_ms + 400), "just past: 0.0s");
+    assert!(!at(abort_ms + 600), "long past: gone");
+}
+
+/// While the connection is lost the player's own seat says so (the server's last word
+/// was "connected", and stays on screen otherwise).
+#[test]
+fn a_lost_connection_shows_on_the_players_own_seat() {
+    let t0 = Instant::now();
+    let fake = Fake::new(level(Level::Two));
+    let mut app = seated(&fake, Player::Red, t0);
+    assert!(!screen(&app, after(t0, 1_000)).contains("connection lost"));
+    app.connected = false;
+    let text = screen(&app, after(t0, 1_000));
+    assert!(text.contains("connection lost: reconnecting"), "{text}");
+}
+
 #[test]
 fn the_first_move_abort_and_the_idle_bound() {
     let t0 = Instant::now();

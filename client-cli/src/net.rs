@@ -15,9 +15,11 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
-/// How long a lost connection is retried before giving up (the server keeps the seat for
-/// its reconnection grace, 60 s by default).
-pub const RETRY_FOR: Duration = Duration::from_secs(60);
+/// How long a lost connection is retried before giving up. The server keeps a seat for its
+/// reconnection grace (60 s by default), and the game goes on after it until the opponent
+/// claims or the claim window (60 s more) closes: a player whose network came back within
+/// that still resumes. 60 s gave up while the game still waited for him.
+pub const RETRY_FOR: Duration = Duration::from_secs(300);
 /// How long one connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -121,7 +121,13 @@ fn seat_lines(view: &GameView, p: Player, app: &App, now: u64, size: Size) -> Ve
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
         ));
     }
-    let conn = if seat.grace_expired {
+    let conn = if view.seat == Some(p) && !app.connected {
+        // The server's view of us is out of date: say what we know.
+        Span::styled(
+            "○ connection lost: reconnecting",
+            Style::new().fg(Color::LightRed),
+        )
+    } else if seat.grace_expired {
         Span::styled(
             "○ gone: the win may be claimed",
             Style::new().fg(Color::LightRed),
