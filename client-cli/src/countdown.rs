@@ -40,9 +40,12 @@ pub fn left(ms: u64) -> String {
 ///
 /// A deadline is the instant by which the server must *receive* an action (the engine's,
 /// with the lag compensation of the player it judges). One that `me` must act before is
-/// counted down to that instant less the one-way delay to the server, so that a key
-/// pressed at 0.0 still arrives in time (counted to the server's instant, it arrived one
-/// delay late: a drop at the screen's last tenth was refused, a late release missed).
+/// counted down to that instant less the way there, so that a key pressed at 0.0 still
+/// arrives in time (counted to the server's instant, it arrived one delay late: a drop at
+/// the screen's last tenth was refused, a late release missed): half the round trip the
+/// server compensates him for (his seat's `lag`, or the clock's own estimate, whichever is
+/// more), and a quarter of that again for its jitter (with half the smallest round trip
+/// alone, one drop in three still came late through a link of 400 +/- 40 ms).
 pub fn countdowns(view: &GameView, now: u64) -> Vec<Countdown> {
     let game = &view.replica;
     let me = view.seat;
@@ -51,7 +54,9 @@ pub fn countdowns(view: &GameView, now: u64) -> Vec<Countdown> {
         return out;
     }
     let name = |p: Player| view.seat_view(p).name.clone();
-    let one_way = view.clock.one_way_ms();
+    let seat_lag = me.and_then(|p| view.seat_view(p).lag_ms).unwrap_or(0);
+    let way = view.clock.one_way_ms().max(seat_lag / 2);
+    let one_way = way + way / 4;
     for (at, due, judged) in game.deadlines() {
         let acts_by = judged.is_some_and(|p| me == Some(p))
             || matches!(due, Due::DropGrace(mover) if me == Some(mover));

@@ -514,7 +514,10 @@
     renderPlayer("red", t);
     renderPlayer("black", t);
     $("#neutral").textContent = TamskPanels.neutralLine(st, t);
-    $("#deadlines").replaceChildren(...TamskPanels.deadlines(st, seats, seat, t, session ? session.rtt / 2 : 0));
+    // The way to the server: half the round trip, and a quarter more for its jitter (as the
+    // terminal: client-cli/src/countdown.rs).
+    const way = session ? (session.rtt / 2) * 1.25 : 0;
+    $("#deadlines").replaceChildren(...TamskPanels.deadlines(st, seats, seat, t, way));
     if (structural) {
       const title = `${name("red")} vs ${name("black")}` + (st.kind ? ` · ${st.kind}` : "")
         + (tv ? " · TAMSK TV" : "");
