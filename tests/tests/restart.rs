@@ -149,29 +149,69 @@ async fn stop_aborts_without_resumption(db: TestDb) {
     server.stop().await;
 }
 
+/// A game of two moves that Black leaves: the server, Red's follower once he saw Black
+/// go, and the end of Black's grace.
+async fn black_left(config: &server::Config) -> (TestServer, Follower, u64) {
+    let server = TestServer::start_with(config.clone()).await;
+    let (mut red, mut black) = start_game(&server, &settings()).await;
+    two_moves(&mut red, &mut black).await;
+    black
+        .client
+        .send(&ClientMessage::Leave { game: red.game })
+        .await;
+    let gone = red
+        .until_change("Black gone", |c| {
+            matches!(
+                c,
+                protocol::wire::Change::Presence {
+                    player: Player::Black,
+                    connected: false,
+                    ..
+                }
+            )
+        })
+        .await;
+    let protocol::wire::Change::Presence {
+        grace_until_ms: Some(until),
+        ..
+    } = gone.change
+    else {
+        panic!("a grace: {gone:?}")
+    };
+    (server, red, until)
+}
+
+/// Red back at `server` with his token, joined to his game: his follower (a snapshot).
+async fn red_back(server: &TestServer, red: &Follower) -> Follower {
+    let (mut client, games) = Client::returning(server, &red.client.token).await;
+    assert_eq!(games, [red.game]);
+    client
+        .send(&ClientMessage::Join {
+            game: red.game,
+            after_seq: None,
+        })
+        .await;
+    Follower::await_snapshot(client).await
+}
+
 backend_tests!(
     #[tokio::test]
     an_absence_past_its_grace_outlives_a_restart,
     an_absence_past_its_grace_outlives_a_restart_on_postgres => absence_outlives_a_restart
 );
 
-/// Presence is kept with a live game for this only: a seat away past his grace before a
-/// restart stays so, and the opponent's claim window counts from the expiry (it was a
-/// fresh grace for him, and an abandonment that fell due meanwhile was never carried
-/// out). Black leaves, his grace runs out, the server is down for longer than the claim
-/// window: when Red comes back, the game is ended for him at once (Black abandoned), not
-/// a grace and a window later.
+/// A seat away past his grace before a restart stays so, and the opponent's claim window
+/// counts from the grace's end (it was a fresh grace for him, and an abandonment that fell
+/// due meanwhile was never carried out). Black leaves, his grace runs out, the server is
+/// down for longer than the claim window: when Red comes back, the game is ended for him
+/// at once (Black abandoned), not a grace and a window later.
 async fn absence_outlives_a_restart(db: TestDb) {
     let config = server::Config {
         reconnect_grace: std::time::Duration::from_millis(1_000),
         claim_window: std::time::Duration::from_millis(1_500),
         ..db.config()
     };
-    let server = TestServer::start_with(config.clone()).await;
-    let (mut red, mut black) = start_game(&server, &settings()).await;
-    two_moves(&mut red, &mut black).await;
-    let id = red.game;
-    black.client.send(&ClientMessage::Leave { game: id }).await;
+    let (server, mut red, _) = black_left(&config).await;
     red.until_change("Black's grace to run out", |c| {
         matches!(
             c,
@@ -187,15 +227,7 @@ async fn absence_outlives_a_restart(db: TestDb) {
     tokio::time::sleep(std::time::Duration::from_millis(1_600)).await;
 
     let server = TestServer::start_with(config).await;
-    let (mut client, games) = Client::returning(&server, &red.client.token).await;
-    assert_eq!(games, [id]);
-    client
-        .send(&ClientMessage::Join {
-            game: id,
-            after_seq: None,
-        })
-        .await;
-    let mut red = Follower::await_snapshot(client).await;
+    let mut red = red_back(&server, &red).await;
     let back_at = red.snapshot.now_ms;
     assert!(!red.snapshot.black.connected, "Black is still away");
     if red.replica.is_playing() {
@@ -230,41 +262,11 @@ async fn grace_goes_on_after_a_restart(db: TestDb) {
         reconnect_grace: std::time::Duration::from_secs(60),
         ..db.config()
     };
-    let server = TestServer::start_with(config.clone()).await;
-    let (mut red, mut black) = start_game(&server, &settings()).await;
-    two_moves(&mut red, &mut black).await;
-    let id = red.game;
-    black.client.send(&ClientMessage::Leave { game: id }).await;
-    let gone = red
-        .until_change("Black gone", |c| {
-            matches!(
-                c,
-                protocol::wire::Change::Presence {
-                    player: Player::Black,
-                    connected: false,
-                    ..
-                }
-            )
-        })
-        .await;
-    let protocol::wire::Change::Presence {
-        grace_until_ms: Some(until),
-        ..
-    } = gone.change
-    else {
-        panic!("a grace: {gone:?}")
-    };
+    let (server, red, until) = black_left(&config).await;
     server.stop().await;
 
     let server = TestServer::start_with(config).await;
-    let (mut client, _) = Client::returning(&server, &red.client.token).await;
-    client
-        .send(&ClientMessage::Join {
-            game: id,
-            after_seq: None,
-        })
-        .await;
-    let red = Follower::await_snapshot(client).await;
+    let red = red_back(&server, &red).await;
     assert!(!red.snapshot.black.connected);
     assert_eq!(
         red.snapshot.black.grace_until_ms,
