@@ -494,8 +494,10 @@
     $("#p-" + p).replaceChildren(...TamskPanels.player(st, seats, seat, p, t, (g) => {
       clearSelection();
       ui.placing = g;
+      // Where it may go: any free socket with room (the engine's placement rule).
+      ui.targets = new Set(Object.keys(st.board).filter((sq) => !st.board[sq].glass && !TamskState.isFull(st, sq)));
       render(true);
-    }));
+    }, ui.placing));
   }
 
   function statusLine() {

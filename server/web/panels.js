@@ -11,8 +11,8 @@ const TamskPanels = (() => {
 
   // A player's panel: name, rings left, lag, rating, presence, and his hourglasses.
   // `onPlace(glass)` makes the "place X" buttons of the placement set-up (for the page's
-  // own seat only).
-  function player(st, seats, seat, p, t, onPlace) {
+  // own seat only); `placing`, the glass chosen (its button is shown pressed).
+  function player(st, seats, seat, p, t, onPlace, placing) {
     const info = seats[p] || {};
     const mine = seat === p ? " (you)" : "";
     // His rating in the game's control (`1500?` while provisional), and after a rated
@@ -29,7 +29,10 @@ const TamskPanels = (() => {
       const sand = st.settings.level < 2 ? "" : gl.dead_at_ms != null && gl.dead_at_ms <= t ? " dead"
         : gl.started ? ` ${TamskBoard.fmtSecs(TamskState.sandLeft(gl, t))}` : " unstarted";
       const place = seat === p && !gl.square && st.status.state === "playing"
-        ? h("button", { class: "place", onclick: () => onPlace(g), text: `place ${g}` })
+        ? h("button", {
+          class: "place", onclick: () => onPlace(g), text: `place ${g}`,
+          "aria-pressed": String(placing === g),
+        })
         : null;
       return h("li", {}, `${g} ${where}${sand}`, place);
     });

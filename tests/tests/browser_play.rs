@@ -475,6 +475,15 @@ async fn placement_by_click_and_a_typed_move() {
                 .unwrap()
                 .trim_start_matches("place ")
                 .to_string();
+            // The choice shows: its button pressed, the free sockets outlined.
+            let shown = b
+                .eval(&format!(
+                    "[document.querySelector('#p-{seat} button.place').getAttribute('aria-pressed'), \
+                     document.querySelector('.socket[data-square={to}]').getAttribute('class').includes('target'), \
+                     [...document.querySelectorAll('.socket.target')].every(s => s.dataset.glass === '')]"
+                ))
+                .await;
+            assert_eq!(shown, serde_json::json!(["true", true, true]), "{shown}");
             b.click(&format!(".socket[data-square={to}]")).await;
             let (_, placed) = watch
                 .until(
