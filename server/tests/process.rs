@@ -33,15 +33,7 @@ async fn a_crash_after_the_end_loses_nothing_and_sigterm_exits_zero() {
     // A game ends; the process is killed the moment the end reaches a player.
     let server = Server::start(&db, 0);
     let (mut red, mut black, finished) = game(&server.addr).await;
-    send(
-        &mut red,
-        &ClientMessage::Act {
-            game: finished,
-            action: Action::Resign,
-            seq: None,
-        },
-    )
-    .await;
+    act(&mut red, finished, Action::Resign).await;
     until_event(&mut black, |e| matches!(e, Event::GameEnded { .. })).await;
     server.kill_hard();
     drop((red, black));
@@ -58,15 +50,7 @@ async fn a_crash_after_the_end_loses_nothing_and_sigterm_exits_zero() {
         to: "d2".parse().unwrap(),
         drop: true,
     };
-    send(
-        &mut red,
-        &ClientMessage::Act {
-            game: cut,
-            action,
-            seq: None,
-        },
-    )
-    .await;
+    act(&mut red, cut, action).await;
     // (Its release is implied by the entry: not in the frame.)
     until_act(&mut black).await;
     // The entry is written in the background: wait until it is in the file (another
@@ -244,15 +228,7 @@ async fn a_game_cut_by_a_crash_resumes_at_the_next_start() {
     while game.move_count() < 2 {
         if game.turn() == seat && game.is_playing() {
             let action = a_whole_move(&game, seat);
-            send(
-                &mut ws,
-                &ClientMessage::Act {
-                    game: id,
-                    action,
-                    seq: None,
-                },
-            )
-            .await;
+            act(&mut ws, id, action).await;
         }
         loop {
             if let ServerMessage::Event(ev) = recv(&mut ws).await {
@@ -323,15 +299,7 @@ async fn a_game_cut_by_a_crash_resumes_at_the_next_start() {
     while resumed.move_count() < moves + 2 && resumed.is_playing() {
         if resumed.turn() == seat {
             let action = a_whole_move(&resumed, seat);
-            send(
-                &mut ws,
-                &ClientMessage::Act {
-                    game: id,
-                    action,
-                    seq: None,
-                },
-            )
-            .await;
+            act(&mut ws, id, action).await;
         }
         let entry = next_entry(&mut ws).await;
         entry.apply_to(&mut resumed).expect("replays");

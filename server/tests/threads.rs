@@ -5,7 +5,6 @@ mod common;
 
 use common::*;
 use protocol::game::{Action, Event};
-use protocol::wire::ClientMessage;
 
 /// (name, scheduling policy, real-time priority, nice value) of each thread of process
 /// `pid`.
@@ -62,15 +61,7 @@ async fn the_deadline_threads_run_real_time_when_asked() {
     }
 
     let (mut red, mut black, game) = game(&server.addr).await;
-    send(
-        &mut red,
-        &ClientMessage::Act {
-            game,
-            action: Action::Resign,
-            seq: None,
-        },
-    )
-    .await;
+    act(&mut red, game, Action::Resign).await;
     until_event(&mut black, |e| matches!(e, Event::GameEnded { .. })).await;
 }
 

@@ -87,6 +87,19 @@ pub async fn send(ws: &mut Ws, msg: &ClientMessage) {
     ws.send(Message::text(text)).await.expect("send");
 }
 
+/// Acts for the connection's seat in `game` (no `seq`).
+pub async fn act(ws: &mut Ws, game: GameId, action: protocol::game::Action) {
+    send(
+        ws,
+        &ClientMessage::Act {
+            game,
+            action,
+            seq: None,
+        },
+    )
+    .await;
+}
+
 pub async fn recv(ws: &mut Ws) -> ServerMessage {
     // One deadline for the message, whatever pings come meanwhile.
     let deadline = tokio::time::Instant::now() + WAIT;
