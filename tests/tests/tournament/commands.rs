@@ -214,15 +214,19 @@ async fn partial_settings_start_from_the_named_control() {
     let server = TestServer::start().await;
     let mut owner = Client::new_player(&server, "Owner").await;
     let addr = server.addr;
-    let settings_of = move |id: String| async move {
+    // Creates the tournament `create` asks for; its settings, as the API shows them.
+    async fn settings_of(
+        owner: &mut Client,
+        addr: std::net::SocketAddr,
+        create: &str,
+    ) -> serde_json::Value {
+        owner.send_raw(create).await;
+        let id = created(owner).await;
         get_json(addr, &format!("/api/tournaments/{id}")).await["settings"].clone()
-    };
+    }
     // Without a game clock: blitz's hourglasses and timer, and still the control (the
     // game clock does not count), so it may be rated.
-    owner
-        .send_raw(r#"{"type":"tournament_create","rounds":3,"tc":"blitz","rated":true,"settings":{"game_clock":null}}"#)
-        .await;
-    let s = settings_of(created(&mut owner).await).await;
+    let s = settings_of(&mut owner, addr, r#"{"type":"tournament_create","rounds":3,"tc":"blitz","rated":true,"settings":{"game_clock":null}}"#).await;
     assert_eq!(
         (&s["level"], &s["hourglass_ms"], &s["neutral_ms"]),
         (&3.into(), &45_000.into(), &5_000.into()),
@@ -233,10 +237,12 @@ async fn partial_settings_start_from_the_named_control() {
         (&2_000.into(), &serde_json::Value::Null)
     );
     // Level 2 at rapid: the control's turn limit, the 20-minute clock.
-    owner
-        .send_raw(r#"{"type":"tournament_create","rounds":3,"tc":"rapid","settings":{"level":2}}"#)
-        .await;
-    let s = settings_of(created(&mut owner).await).await;
+    let s = settings_of(
+        &mut owner,
+        addr,
+        r#"{"type":"tournament_create","rounds":3,"tc":"rapid","settings":{"level":2}}"#,
+    )
+    .await;
     assert_eq!(
         (
             &s["hourglass_ms"],
@@ -253,10 +259,12 @@ async fn partial_settings_start_from_the_named_control() {
     let why = owner.expect_error("bad_tournament").await;
     assert!(why.contains("blitz"), "{why}");
     // ...but casual it is played as given, the rest still blitz's.
-    owner
-        .send_raw(r#"{"type":"tournament_create","rounds":3,"tc":"blitz","settings":{"hourglass_ms":60000}}"#)
-        .await;
-    let s = settings_of(created(&mut owner).await).await;
+    let s = settings_of(
+        &mut owner,
+        addr,
+        r#"{"type":"tournament_create","rounds":3,"tc":"blitz","settings":{"hourglass_ms":60000}}"#,
+    )
+    .await;
     assert_eq!(
         (
             &s["hourglass_ms"],
